@@ -1,0 +1,3 @@
+//! The rungs of the condensing ladder.
+
+pub mod extract;
