@@ -1,0 +1,1 @@
+//! Tests against a real LiteLLM proxy; see `scripts/litellm/start.sh`.

@@ -1,0 +1,6 @@
+//! Integration tests, one binary for faster builds.
+
+mod support;
+
+mod litellm;
+mod llm;
