@@ -1,6 +1,8 @@
-//! Integration tests, one binary for faster builds.
+//! The integration tests, as one binary (one link instead of many).
 
 mod support;
 
+mod budget;
+mod layer;
 mod litellm;
 mod llm;

@@ -1,1 +1,39 @@
-fn main() {}
+//! The `condense` command: a thin shell over the library.
+
+mod cli;
+mod compress;
+mod logging;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    if let Err(error) = logging::init(cli.log_format, &cli.log, &cli.service) {
+        eprintln!("condense: {error:#}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("condense: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Compress(args) => compress::run(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("condense: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
