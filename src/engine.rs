@@ -634,11 +634,14 @@ impl Condenser {
         let completion = self.inner.prompts.request(Template::Summarize, &vars);
         let prompt_tokens = counter.count(&completion.system) + counter.count(&completion.user);
         if prompt_tokens + body_budget > llm.context_window() {
-            return Err(LlmError::InvalidResponse(format!(
-                "the output ({} prompt tokens) does not fit the model's {}-token window",
-                group(prompt_tokens),
-                group(llm.context_window())
-            )));
+            return Err(LlmError::ContextWindowExceeded {
+                message: format!(
+                    "{} prompt tokens and {} for the answer exceed the {}-token window",
+                    group(prompt_tokens),
+                    group(body_budget),
+                    group(llm.context_window())
+                ),
+            });
         }
         let summary = llm.complete(completion).await?;
         let summary = summary.trim();

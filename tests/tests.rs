@@ -3,6 +3,7 @@
 mod support;
 
 mod budget;
+mod engine;
 mod layer;
 mod litellm;
 mod llm;
