@@ -7,7 +7,7 @@
 #
 # Usage:
 #   scripts/litellm/real-model.sh install   # once: compiles llama-cpp-python (~5.5 min on 2 cores)
-#   scripts/litellm/real-model.sh start     # starts both servers, prints the export lines
+#   eval "$(scripts/litellm/real-model.sh start)"   # starts both servers, exports CONDENSE_LLM_*
 #   scripts/litellm/real-model.sh stop
 set -euo pipefail
 
@@ -57,10 +57,17 @@ start() {
         fi
         sleep 0.5
     done
-    CONDENSE_LLAMA_API_BASE="http://127.0.0.1:$llama_port/v1" \
+    local exports
+    exports="$(CONDENSE_LLAMA_API_BASE="http://127.0.0.1:$llama_port/v1" \
         CONDENSE_LITELLM_CONFIG="$here/real-model.yaml" \
         CONDENSE_LITELLM_STATE="$state" \
-        "$here/start.sh"
+        "$here/start.sh")"
+    echo "$exports"
+    # The same proxy, in the variables condense itself reads.
+    echo "$exports" | sed -n \
+        -e 's/^export CONDENSE_TEST_LITELLM_URL=/export CONDENSE_LLM_BASE_URL=/p' \
+        -e 's/^export CONDENSE_TEST_LITELLM_KEY=/export CONDENSE_LLM_API_KEY=/p'
+    echo "export CONDENSE_LLM_MODEL=summarizer"
 }
 
 stop() {

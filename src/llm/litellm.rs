@@ -149,34 +149,32 @@ impl LiteLlm {
             let started = Instant::now();
             let (status, outcome) = self.attempt(body.clone()).await;
             let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            match &outcome {
-                Ok(answer) => tracing::debug!(
-                    model = %inner.model,
-                    attempt = retries + 1,
-                    status,
-                    elapsed_ms,
-                    answer_bytes = answer.len(),
-                    "LLM attempt succeeded"
-                ),
-                Err(error) => tracing::debug!(
-                    model = %inner.model,
-                    attempt = retries + 1,
-                    status,
-                    elapsed_ms,
-                    %error,
-                    "LLM attempt failed"
-                ),
-            }
             let error = match outcome {
-                Ok(answer) => return Ok(answer),
+                Ok(answer) => {
+                    tracing::debug!(
+                        model = %inner.model,
+                        attempt = retries + 1,
+                        status,
+                        elapsed_ms,
+                        answer_bytes = answer.len(),
+                        "LLM attempt succeeded"
+                    );
+                    return Ok(answer);
+                }
                 Err(error) => error,
             };
-            match inner.retry.retry_delay(retries, &error) {
+            let retry_in = inner.retry.retry_delay(retries, &error);
+            tracing::debug!(
+                model = %inner.model,
+                attempt = retries + 1,
+                status,
+                elapsed_ms,
+                %error,
+                retry_in_ms = retry_in.map(|delay| u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)),
+                "LLM attempt failed"
+            );
+            match retry_in {
                 Some(delay) => {
-                    tracing::debug!(
-                        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                        "retrying LLM request"
-                    );
                     tokio::time::sleep(delay).await;
                     retries += 1;
                 }

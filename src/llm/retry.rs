@@ -9,19 +9,6 @@
 //! - across calls, by a [`RetryBudget`] shared by every clone of a client: retries may add about
 //!   20% to the requests of the last ten seconds, plus a small reserve so that a quiet client can
 //!   still retry its occasional failure.
-//!
-//! ```
-//! use std::time::Duration;
-//! use condense::llm::{Backoff, LlmError, RetryPolicy};
-//!
-//! let policy = RetryPolicy::default()
-//!     .with_max_retries(1)
-//!     .with_backoff(Backoff::new(Duration::from_millis(100), Duration::from_secs(2)));
-//! policy.on_request();
-//! let delay = policy.retry_delay(0, &LlmError::Timeout).expect("a timeout is retried");
-//! assert!(delay <= Duration::from_millis(100));
-//! assert_eq!(policy.retry_delay(1, &LlmError::Timeout), None, "only one retry per call");
-//! ```
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -183,7 +170,22 @@ impl Default for RetryBudget {
 /// rather than stall past the caller's deadline, and the error keeps the asked-for wait in
 /// [`LlmError::retry_after`].
 ///
-/// Clones share one [`RetryBudget`].
+/// Retries are bounded twice, because a backend failing under load gets worse when every
+/// client multiplies its requests: per call by [`with_max_retries`](Self::with_max_retries), and
+/// across calls by a [`RetryBudget`] that clones of the policy share.
+///
+/// ```
+/// use std::time::Duration;
+/// use condense::llm::{Backoff, LlmError, RetryPolicy};
+///
+/// let policy = RetryPolicy::default()
+///     .with_max_retries(1)
+///     .with_backoff(Backoff::new(Duration::from_millis(100), Duration::from_secs(2)));
+/// policy.on_request();
+/// let delay = policy.retry_delay(0, &LlmError::Timeout).expect("a timeout is retried");
+/// assert!(delay <= Duration::from_millis(100));
+/// assert_eq!(policy.retry_delay(1, &LlmError::Timeout), None, "only one retry per call");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RetryPolicy {

@@ -4,3 +4,4 @@
 #![allow(dead_code)]
 
 pub(crate) mod fake_llm;
+pub(crate) mod relay;
