@@ -17,7 +17,7 @@ use condense::llm::{
 use crate::support::relay::CountingRelay;
 
 /// The proxy's URL and master key, or `None` (after a notice) when no proxy is configured.
-fn proxy() -> Option<(String, String)> {
+pub(crate) fn proxy() -> Option<(String, String)> {
     let url = std::env::var("CONDENSE_TEST_LITELLM_URL").ok();
     let key = std::env::var("CONDENSE_TEST_LITELLM_KEY").ok();
     match (url, key) {

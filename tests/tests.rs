@@ -6,4 +6,5 @@ mod budget;
 mod engine;
 mod layer;
 mod litellm;
+mod litellm_layer;
 mod llm;
