@@ -1,3 +1,4 @@
 //! The rungs of the condensing ladder.
 
+pub mod chunk;
 pub mod extract;
