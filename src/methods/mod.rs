@@ -2,3 +2,4 @@
 
 pub mod chunk;
 pub mod extract;
+pub mod verify;
