@@ -202,7 +202,7 @@ pub fn chunk(
     }
     let limit = options.chunk_tokens.max(MIN_CHUNK_TOKENS);
     let overlap = options.overlap_tokens.min(limit / 2);
-    let mut chunks = match (options.strategy, kind) {
+    let chunks = match (options.strategy, kind) {
         (ChunkStrategy::Token, _) => {
             let mut atoms = Vec::new();
             split_at_tokens(text, 0..text.len(), limit, overlap, counter, &mut atoms);
@@ -220,6 +220,7 @@ pub fn chunk(
         }
         (ChunkStrategy::Semantic, _) => TextChunker::new(text, true, limit, overlap, counter).run(),
     };
+    let mut chunks = enforce_limit(chunks, limit, counter);
     for (index, chunk) in chunks.iter_mut().enumerate() {
         chunk.index = index;
     }
@@ -565,18 +566,7 @@ fn split_at_tokens(
     let mut start = range.start;
     while start < range.end {
         let rest = &text[start..range.end];
-        let piece = prefix_within_fast(rest, limit, counter);
-        let mut len = piece.len();
-        if len == 0 {
-            // A limit too small for even one character: take the character anyway.
-            len = rest.chars().next().map_or(rest.len(), char::len_utf8);
-        } else if len < rest.len() {
-            let from = floor_char_boundary(piece, len - len / 4);
-            if let Some(at) = piece[from..].rfind(char::is_whitespace) {
-                let ws = piece[from + at..].chars().next().map_or(1, char::len_utf8);
-                len = from + at + ws;
-            }
-        }
+        let len = window_len(rest, limit, counter);
         let end = start + len;
         let tokens = counter.count(&text[start..end]);
         out.push(Atom {
@@ -590,6 +580,65 @@ fn split_at_tokens(
         let next = end - repeated;
         start = if next > start { next } else { end };
     }
+}
+
+/// The length of the next token window of `rest`: at most `limit` tokens once trimmed (a
+/// chunk body is trimmed, and dropping a leading space can make a word cost more tokens),
+/// ending at whitespace in its last quarter when there is some, never empty.
+fn window_len(rest: &str, limit: usize, counter: &TokenCounter) -> usize {
+    let mut target = limit;
+    loop {
+        let piece = prefix_within_fast(rest, target, counter);
+        let mut len = piece.len();
+        if len == 0 {
+            // A limit too small for even one character: take the character anyway.
+            return rest.chars().next().map_or(rest.len(), char::len_utf8);
+        }
+        if len < rest.len() {
+            let from = floor_char_boundary(piece, len - len / 4);
+            if let Some(at) = piece[from..].rfind(char::is_whitespace) {
+                let ws = piece[from + at..].chars().next().map_or(1, char::len_utf8);
+                len = from + at + ws;
+            }
+        }
+        if target <= 1 || !counter.exceeds(rest[..len].trim(), limit) {
+            return len;
+        }
+        target -= 1 + target / 32;
+    }
+}
+
+/// Re-cuts, at token boundaries and without context, any chunk over `limit`: seams where
+/// counts do not add up exactly can leave one a token or two over.
+fn enforce_limit(chunks: Vec<Chunk>, limit: usize, counter: &TokenCounter) -> Vec<Chunk> {
+    let mut out = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        if chunk.tokens <= limit {
+            out.push(chunk);
+            continue;
+        }
+        let mut atoms = Vec::new();
+        split_at_tokens(
+            &chunk.body,
+            0..chunk.body.len(),
+            limit,
+            0,
+            counter,
+            &mut atoms,
+        );
+        for atom in atoms {
+            if let Some(mut piece) = text_chunk(&chunk.body, atom.range, String::new(), counter) {
+                piece.span = match (&chunk.span, &piece.span) {
+                    (Some(outer), Some(inner)) => {
+                        Some(outer.start + inner.start..outer.start + inner.end)
+                    }
+                    _ => None,
+                };
+                out.push(piece);
+            }
+        }
+    }
+    out
 }
 
 /// `counter.prefix_within(text, limit)`, looking only at a window a few times the expected size

@@ -2,4 +2,5 @@
 
 pub mod chunk;
 pub mod extract;
+pub mod mapreduce;
 pub mod verify;

@@ -1,0 +1,3 @@
+//! Map-reduce wall time against concurrency.
+
+fn main() {}
