@@ -353,6 +353,28 @@ async fn the_deadline_gives_the_extractive_condensing_of_the_whole() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn answers_before_the_deadline_are_cached_for_a_retry() {
+    let llm = Arc::new(FakeLlm::new(100));
+    let options = one_line_chunks().with_max_concurrency(2);
+    let mr = engine(&llm, options).with_cache(ChunkCache::new(1 << 20));
+    let text = log_lines(10);
+    // Two rounds of two calls finish by 200 ms; the third round is cut off.
+    let late = mr
+        .run(
+            &text,
+            &Hints::default(),
+            20,
+            Instant::now() + Duration::from_millis(250),
+        )
+        .await;
+    assert!(late.timed_out);
+    let retry = mr.run(&text, &Hints::default(), 20, far()).await;
+    assert!(!retry.timed_out);
+    assert_eq!(retry.cache_hits, 4);
+    assert_eq!(retry.map_calls, 6);
+}
+
+#[tokio::test(start_paused = true)]
 async fn text_within_the_budget_is_returned_unchanged_without_calls() {
     let llm = Arc::new(FakeLlm::new(10));
     let outcome = engine(&llm, one_line_chunks())

@@ -22,7 +22,8 @@
 //!   summarizer counts as a failed call.
 //! - **Deadline.** When the deadline passes before the reduce is done, all calls in flight are
 //!   cancelled and the extractive condensing of the whole text is the answer
-//!   ([`MapReduceOutcome::timed_out`]): never nothing.
+//!   ([`MapReduceOutcome::timed_out`]): never nothing. Answers that arrived before the deadline
+//!   are in the cache, so a retry resumes where the late run stopped.
 //! - **Critique.** Optionally (off by default, at most [`MAX_CRITIQUE_ROUNDS`]), the summary is
 //!   sent back with [`MapReducePrompts::critique`]; an answer starting with `PASS` accepts it,
 //!   any other answer replaces it.
@@ -912,7 +913,7 @@ impl MapReduce {
         let merge_prompt = self.request_tokens(&self.prompts.reduce(&[], hints, budget, true));
         let group_size = self.options.group_size.max(2);
         let part_cap = window
-            .saturating_sub(merge_prompt + budget)
+            .saturating_sub(merge_prompt.saturating_add(budget))
             .checked_div(group_size)
             .unwrap_or(0)
             .max(MIN_PART_TOKENS);
@@ -1076,6 +1077,16 @@ mod tests {
         assert!(layout.part_cap * 4 + 300 < 2048);
         let roomy = driver(128_000, 1).layout(&Hints::default(), 300);
         assert_eq!(roomy.chunk_tokens, 4000);
+    }
+
+    #[test]
+    fn a_huge_budget_or_a_zero_window_does_not_overflow() {
+        let layout = driver(0, 1).layout(&Hints::default(), usize::MAX);
+        assert_eq!(layout.part_cap, MIN_PART_TOKENS);
+        assert_eq!(
+            layout.chunk_tokens, 0,
+            "the chunker raises it to its minimum"
+        );
     }
 
     #[test]
