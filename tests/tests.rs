@@ -8,3 +8,4 @@ mod layer;
 mod litellm;
 mod litellm_layer;
 mod llm;
+mod mapreduce;
