@@ -358,3 +358,108 @@ async fn an_error_status_without_a_body_still_explains_itself() {
     assert_eq!(error.status(), Some(502));
     assert!(error.to_string().contains("502"), "{error}");
 }
+
+/// Every event the client logs, at every level, as text.
+mod captured_events {
+    use std::fmt::Write as _;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    #[derive(Clone, Default)]
+    pub(crate) struct Capture {
+        pub(crate) events: Arc<Mutex<Vec<String>>>,
+    }
+
+    struct Text<'a>(&'a mut String);
+
+    impl Visit for Text<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            let _ = write!(self.0, "{}={:?} ", field.name(), value);
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            // Only the client's own events: hyper and reqwest log too.
+            if !event.metadata().target().starts_with("condense") {
+                return;
+            }
+            let mut text = format!("{} ", event.metadata().level());
+            event.record(&mut Text(&mut text));
+            self.events.lock().unwrap().push(text);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn logs_one_event_per_attempt_and_never_the_key() {
+    let capture = captured_events::Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    // Tests running in parallel register the client's log callsites with no subscriber in
+    // scope, and a registration racing with `set_default` can leave one cached as disabled. Once
+    // every callsite is registered (one failed and one good attempt), rebuilding the cache
+    // makes them all see this thread's subscriber.
+    let warm_up = FakeLlm::scripted([Reply::status(500, "warm-up"), Reply::completion("ok")]).await;
+    let _ = client(&warm_up.url())
+        .build()
+        .unwrap()
+        .complete(request())
+        .await;
+    tracing::callsite::rebuild_interest_cache();
+    capture.events.lock().unwrap().clear();
+
+    let server = FakeLlm::scripted([
+        Reply::echo_authorization(500),
+        Reply::echo_authorization(503),
+        Reply::completion("ok"),
+    ])
+    .await;
+    let llm = client(&server.url()).max_retries(2).build().unwrap();
+
+    assert_eq!(llm.complete(request()).await.unwrap(), "ok");
+
+    let events = capture.events.lock().unwrap().clone();
+    let attempts: Vec<_> = events.iter().filter(|e| e.contains("attempt=")).collect();
+    assert_eq!(attempts.len(), 3, "{events:#?}");
+    assert!(attempts[0].contains("status=500"), "{}", attempts[0]);
+    assert!(attempts[0].contains("retry_in_ms="), "{}", attempts[0]);
+    assert!(attempts[2].contains("elapsed_ms="), "{}", attempts[2]);
+    for event in &events {
+        assert!(!event.contains("0123456789"), "{event}");
+        assert!(
+            !event.contains("some tool output"),
+            "payload logged: {event}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_for_a_concurrency_slot_does_not_count_against_the_timeout() {
+    let server = FakeLlm::scripted([Reply::completion("ok").after(Duration::from_secs(3))]).await;
+    let llm = client(&server.url())
+        .max_concurrency(1)
+        .timeout(Duration::from_secs(4))
+        .max_retries(0)
+        .build()
+        .unwrap();
+
+    // The second call waits 3 s for the slot, then 3 s for its answer: 6 s, past the timeout.
+    let (first, second) = tokio::join!(llm.complete(request()), llm.complete(request()));
+
+    assert_eq!(first.unwrap(), "ok");
+    assert_eq!(second.unwrap(), "ok");
+    assert_eq!(server.max_in_flight(), 1);
+}

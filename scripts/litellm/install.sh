@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs the LiteLLM proxy that the `litellm` integration tests run against, in a venv under
-# target/ (ignored by git). Idempotent: a venv whose `litellm` already imports is kept.
+# target/ (ignored by git). Idempotent: a venv that already holds these versions is kept.
 #
-# Usage: scripts/litellm/install.sh        (venv path: $CONDENSE_LITELLM_VENV or target/litellm-venv)
+# Usage: scripts/litellm/install.sh   (venv: $CONDENSE_LITELLM_VENV, default target/litellm-venv)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${CONDENSE_LITELLM_VENV:-$repo_root/target/litellm-venv}"
 
-# 1.103.7 is the last release whose pinned dependencies all resolve from PyPI; without prisma a
+# Releases 1.103.8 to 1.109.1 pin dependencies that PyPI does not have; without prisma a
 # request with a wrong key gets 500 instead of an auth error, so it is part of the install.
 litellm_spec='litellm[proxy]==1.103.7'
 prisma_spec='prisma==0.15.0'
@@ -16,7 +16,15 @@ prisma_spec='prisma==0.15.0'
 # Importing litellm otherwise tries to fetch a model cost map from the web, and retries.
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 
-if [[ -x "$venv/bin/litellm" ]] && "$venv/bin/python" -c 'import litellm.proxy.proxy_server' 2>/dev/null; then
+# Reading the installed versions is instant; importing the proxy takes seconds.
+installed() {
+    [[ -x "$venv/bin/litellm" ]] && "$venv/bin/python" - <<'PY' 2>/dev/null
+from importlib.metadata import version
+assert version("litellm") == "1.103.7" and version("prisma") == "0.15.0"
+PY
+}
+
+if installed; then
     echo "litellm already installed in $venv"
     exit 0
 fi

@@ -148,7 +148,7 @@ impl LiteLlm {
         loop {
             let started = Instant::now();
             let (status, outcome) = self.attempt(body.clone()).await;
-            let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let elapsed_ms = millis(started.elapsed());
             let error = match outcome {
                 Ok(answer) => {
                     tracing::debug!(
@@ -170,7 +170,7 @@ impl LiteLlm {
                 status,
                 elapsed_ms,
                 %error,
-                retry_in_ms = retry_in.map(|delay| u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)),
+                retry_in_ms = retry_in.map(millis),
                 "LLM attempt failed"
             );
             match retry_in {
@@ -200,6 +200,9 @@ impl LiteLlm {
         (status, outcome)
     }
 
+    /// Sends the request and reads the answer. The status is written to `status_seen` as soon
+    /// as the headers arrive, so that an attempt that times out while reading the body still
+    /// logs what the endpoint said.
     async fn exchange(
         &self,
         body: Vec<u8>,
@@ -476,6 +479,11 @@ impl LiteLlmBuilder {
             }),
         })
     }
+}
+
+/// Whole milliseconds, for log fields.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The chat-completions URL for a base URL given with or without `/`, `/v1`, or the whole path.
