@@ -212,6 +212,46 @@ impl fmt::Debug for LlmConfig {
     }
 }
 
+/// `[mapreduce]`: LLM summaries of outputs too large for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MapReduceConfig {
+    /// Outputs up to this many tokens (that fit the model) get one call. Default 8000.
+    pub direct_max_tokens: usize,
+    /// The most tokens per chunk. Default 4000.
+    pub chunk_tokens: usize,
+    /// Overlap where a unit is cut at token boundaries. Default 200.
+    pub overlap_tokens: usize,
+    /// Structural (`semantic`) or fixed-window (`token`) chunking. Default semantic.
+    pub strategy: crate::methods::chunk::ChunkStrategy,
+    /// Summaries merged per reduce call. Default 4.
+    pub group_size: usize,
+    /// The most reduce levels. Default 8.
+    pub max_passes: usize,
+    /// Critique rounds after the reduce. Default 0.
+    pub critique_rounds: usize,
+    /// Whether the facts guard runs on LLM summaries. Default true.
+    pub verify_facts: bool,
+    /// Chunk summaries kept, by bytes. Default 64 MiB.
+    pub chunk_cache_max_bytes: u64,
+}
+
+impl Default for MapReduceConfig {
+    fn default() -> Self {
+        MapReduceConfig {
+            direct_max_tokens: 8000,
+            chunk_tokens: 4000,
+            overlap_tokens: 200,
+            strategy: crate::methods::chunk::ChunkStrategy::Semantic,
+            group_size: 4,
+            max_passes: 8,
+            critique_rounds: 0,
+            verify_facts: true,
+            chunk_cache_max_bytes: 64 << 20,
+        }
+    }
+}
+
 /// `[cache]`: how much is kept, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -247,6 +287,8 @@ pub struct Config {
     pub tools: Vec<ToolRule>,
     /// `[llm]`, when a `base_url` is set.
     pub llm: Option<LlmConfig>,
+    /// `[mapreduce]`.
+    pub mapreduce: MapReduceConfig,
     /// `[cache]`.
     pub cache: CacheConfig,
     /// `[prompts] dir`: overrides for the built-in prompts.
@@ -338,6 +380,7 @@ impl Config {
 struct FileConfig {
     defaults: FileRule,
     llm: Option<FileLlm>,
+    mapreduce: FileMapReduce,
     cache: FileCache,
     prompts: FilePrompts,
     tools: Vec<ToolRule>,
@@ -364,6 +407,39 @@ struct FileLlm {
     max_retries: Option<u32>,
     context_window: Option<usize>,
     temperature: Option<f32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FileMapReduce {
+    direct_max_tokens: Option<usize>,
+    chunk_tokens: Option<usize>,
+    overlap_tokens: Option<usize>,
+    strategy: Option<crate::methods::chunk::ChunkStrategy>,
+    group_size: Option<usize>,
+    max_passes: Option<usize>,
+    critique_rounds: Option<usize>,
+    verify_facts: Option<bool>,
+    chunk_cache_max_bytes: Option<u64>,
+}
+
+impl FileMapReduce {
+    fn resolve(self) -> MapReduceConfig {
+        let d = MapReduceConfig::default();
+        MapReduceConfig {
+            direct_max_tokens: self.direct_max_tokens.unwrap_or(d.direct_max_tokens),
+            chunk_tokens: self.chunk_tokens.unwrap_or(d.chunk_tokens),
+            overlap_tokens: self.overlap_tokens.unwrap_or(d.overlap_tokens),
+            strategy: self.strategy.unwrap_or(d.strategy),
+            group_size: self.group_size.unwrap_or(d.group_size),
+            max_passes: self.max_passes.unwrap_or(d.max_passes),
+            critique_rounds: self.critique_rounds.unwrap_or(d.critique_rounds),
+            verify_facts: self.verify_facts.unwrap_or(d.verify_facts),
+            chunk_cache_max_bytes: self
+                .chunk_cache_max_bytes
+                .unwrap_or(d.chunk_cache_max_bytes),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -416,6 +492,7 @@ impl FileConfig {
             defaults,
             tools: self.tools,
             llm,
+            mapreduce: self.mapreduce.resolve(),
             cache: CacheConfig {
                 max_bytes: self.cache.max_bytes.unwrap_or(cache_defaults.max_bytes),
                 ttl: self

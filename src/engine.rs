@@ -17,7 +17,11 @@ use crate::config::{Config, LlmConfig, Mode};
 use crate::error::{ConfigError, RetrieveError};
 use crate::llm::{LiteLlm, LlmError, Summarizer};
 use crate::methods::extract::{ExtractHints, extract};
+use crate::methods::mapreduce::{
+    ChunkCache, Hints, MapReduce, MapReduceOptions, Progress, ProgressFn,
+};
 use crate::methods::truncate::{group, truncate};
+use crate::methods::verify::guard_facts;
 use crate::policy::{Decision, Plan, Policy, RulesPolicy, Subject};
 use crate::prompts::{Prompts, Template, Vars};
 use crate::store::{Selection, Store};
@@ -119,6 +123,9 @@ pub struct Request<'a> {
     pub mode: Option<Mode>,
     /// Whether the tool reported an error.
     pub is_error: bool,
+    /// Extraction mode: the kinds of detail the LLM must keep verbatim (names, ids,
+    /// relationships, numbers). `None` is a plain query-aware summary.
+    pub schema_hint: Option<&'a str>,
 }
 
 impl<'a> Request<'a> {
@@ -162,6 +169,13 @@ impl<'a> Request<'a> {
     #[must_use]
     pub fn error(mut self, is_error: bool) -> Self {
         self.is_error = is_error;
+        self
+    }
+
+    /// Turns on extraction mode: the LLM keeps every detail of these kinds.
+    #[must_use]
+    pub fn schema_hint(mut self, hint: Option<&'a str>) -> Self {
+        self.schema_hint = hint;
         self
     }
 }
@@ -225,6 +239,11 @@ struct Inner {
     config: Arc<Config>,
     policy: Box<dyn Policy>,
     llm: Option<Arc<dyn Summarizer>>,
+    /// Map-reduce state shared by every call: chunk summaries and the bound on calls in
+    /// flight.
+    chunk_cache: Option<ChunkCache>,
+    map_limit: Arc<tokio::sync::Semaphore>,
+    progress: Option<ProgressFn>,
     prompts: Prompts,
     store: Store,
     hook: Option<Arc<dyn Hook>>,
@@ -248,6 +267,7 @@ pub struct CondenserBuilder {
     policy: Option<Box<dyn Policy>>,
     llm: Option<Option<Arc<dyn Summarizer>>>,
     hook: Option<Arc<dyn Hook>>,
+    progress: Option<ProgressFn>,
 }
 
 impl fmt::Debug for CondenserBuilder {
@@ -285,6 +305,13 @@ impl CondenserBuilder {
         self
     }
 
+    /// Calls `progress` as map-reduce runs advance (chunks cut, chunks summarized, merges), for
+    /// a progress display. It should return quickly.
+    pub fn progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressFn::new(progress));
+        self
+    }
+
     /// Builds the condenser.
     ///
     /// # Errors
@@ -304,9 +331,16 @@ impl CondenserBuilder {
         let policy = self
             .policy
             .unwrap_or_else(|| Box::new(RulesPolicy::from_shared(config.clone())));
+        let mapreduce = &config.mapreduce;
+        let chunk_cache = (llm.is_some() && mapreduce.chunk_cache_max_bytes > 0)
+            .then(|| ChunkCache::with_ttl(mapreduce.chunk_cache_max_bytes, config.cache.ttl));
+        let concurrency = config.llm.as_ref().map_or(5, |llm| llm.max_concurrency);
         Ok(Condenser {
             inner: Arc::new(Inner {
                 store: Store::new(&config.cache),
+                chunk_cache,
+                map_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+                progress: self.progress,
                 config,
                 policy,
                 llm,
@@ -359,6 +393,7 @@ impl Condenser {
             policy: None,
             llm: None,
             hook: None,
+            progress: None,
         }
     }
 
@@ -514,6 +549,7 @@ impl Condenser {
         );
         field(&self.inner.prompts.fingerprint().to_le_bytes());
         field(&[u8::from(request.is_error)]);
+        field(request.schema_hint.unwrap_or("").as_bytes());
         h.digest128()
     }
 
@@ -545,11 +581,11 @@ impl Condenser {
                 Some(llm) => {
                     let attempt = tokio::time::timeout_at(
                         deadline,
-                        self.summarize(llm.as_ref(), text, request, body_budget, &counter),
+                        self.summarize(llm, text, request, body_budget, &counter, deadline),
                     )
                     .await;
                     match attempt {
-                        Ok(Ok(summary)) => candidate = Some((summary, Method::Llm)),
+                        Ok(Ok(summary)) => candidate = Some(summary),
                         Ok(Err(error)) => fallback = Some(format!("LLM failed: {error}")),
                         Err(_) => {
                             fallback = Some(format!(
@@ -616,7 +652,58 @@ impl Condenser {
         with_fallback(outcome, fallback)
     }
 
+    /// The LLM rung: one call when the output fits (`direct_max_tokens` and the model's
+    /// window), map-reduce otherwise or when the endpoint says the prompt overflowed. Then the
+    /// facts guard.
     async fn summarize(
+        &self,
+        llm: &Arc<dyn Summarizer>,
+        text: &str,
+        request: &Request<'_>,
+        body_budget: usize,
+        counter: &TokenCounter,
+        deadline: tokio::time::Instant,
+    ) -> Result<(String, Method), LlmError> {
+        let settings = &self.inner.config.mapreduce;
+        let direct = match counter.count_up_to(text, settings.direct_max_tokens) {
+            Some(_) => {
+                self.summarize_direct(llm.as_ref(), text, request, body_budget, counter)
+                    .await
+            }
+            None => Err(LlmError::ContextWindowExceeded {
+                message: "larger than a direct call takes".into(),
+            }),
+        };
+        let (summary, method) = match direct {
+            Ok(summary) => (summary, Method::Llm),
+            Err(error) if error.is_context_overflow() => {
+                let outcome = self
+                    .map_reduce(llm, counter)
+                    .run(text, &self.hints(request), body_budget, deadline)
+                    .await;
+                if outcome.timed_out {
+                    return Err(LlmError::Timeout);
+                }
+                if outcome.fallbacks.len() == outcome.chunks && outcome.chunks > 0 {
+                    return Err(LlmError::InvalidResponse(format!(
+                        "every one of {} chunk summaries failed",
+                        outcome.chunks
+                    )));
+                }
+                // The driver ran the facts guard itself when configured.
+                return Ok((outcome.text, Method::MapReduce));
+            }
+            Err(error) => return Err(error),
+        };
+        let summary = if settings.verify_facts {
+            guard_facts(text, &summary, request.query, body_budget, counter)
+        } else {
+            summary
+        };
+        Ok((summary, method))
+    }
+
+    async fn summarize_direct(
         &self,
         llm: &dyn Summarizer,
         text: &str,
@@ -631,9 +718,17 @@ impl Condenser {
         if let Some(query) = request.query {
             vars = vars.query(query);
         }
-        let completion = self.inner.prompts.request(Template::Summarize, &vars);
+        let template = match request.schema_hint {
+            Some(hint) => {
+                vars = vars.schema_hint(hint);
+                Template::Extract
+            }
+            None => Template::Summarize,
+        };
+        let completion = self.inner.prompts.request(template, &vars);
         let prompt_tokens = counter.count(&completion.system) + counter.count(&completion.user);
-        if prompt_tokens + body_budget > llm.context_window() {
+        // A tenth of the window is left free: the model's tokenizer may count more than ours.
+        if prompt_tokens + body_budget > llm.context_window() * 9 / 10 {
             return Err(LlmError::ContextWindowExceeded {
                 message: format!(
                     "{} prompt tokens and {} for the answer exceed the {}-token window",
@@ -646,11 +741,39 @@ impl Condenser {
         let summary = llm.complete(completion).await?;
         let summary = summary.trim();
         if summary.is_empty() {
-            return Err(LlmError::InvalidResponse(
-                "the model answered nothing".into(),
-            ));
+            return Err(LlmError::EmptyAnswer);
         }
         Ok(counter.prefix_within(summary, body_budget).to_owned())
+    }
+
+    fn hints<'r>(&self, request: &Request<'r>) -> Hints<'r> {
+        Hints {
+            query: request.query,
+            tool: Some(request.tool).filter(|t| !t.is_empty()),
+            schema_hint: request.schema_hint,
+            kind: None,
+        }
+    }
+
+    fn map_reduce(&self, llm: &Arc<dyn Summarizer>, counter: &TokenCounter) -> MapReduce {
+        let settings = &self.inner.config.mapreduce;
+        let mut options = MapReduceOptions::default()
+            .with_chunk_tokens(settings.chunk_tokens)
+            .with_overlap_tokens(settings.overlap_tokens)
+            .with_strategy(settings.strategy)
+            .with_group_size(settings.group_size)
+            .with_max_passes(settings.max_passes)
+            .with_critique_rounds(settings.critique_rounds)
+            .with_verify_facts(settings.verify_facts);
+        options.progress = self.inner.progress.clone();
+        let prompts: Arc<dyn crate::methods::mapreduce::MapReducePrompts> =
+            Arc::new(self.inner.prompts.clone());
+        let mut driver = MapReduce::new(llm.clone(), prompts, options, *counter)
+            .with_concurrency_limit(self.inner.map_limit.clone());
+        if let Some(cache) = &self.inner.chunk_cache {
+            driver = driver.with_cache(cache.clone());
+        }
+        driver
     }
 
     /// Puts the header on a body and makes sure the whole is within the budget.

@@ -23,6 +23,8 @@ use std::path::{Component, Path};
 
 use crate::error::PromptError;
 use crate::llm::CompletionRequest;
+use crate::methods::chunk::Chunk;
+use crate::methods::mapreduce::{Hints, MapReducePrompts};
 
 /// The templates condense uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -42,11 +44,13 @@ pub enum Template {
     ExtractChunk,
     /// Extraction mode, merging.
     ExtractMerge,
+    /// Reviewing a finished map-reduce summary (optional critique rounds).
+    Critique,
 }
 
 impl Template {
     /// Every template.
-    pub const ALL: [Template; 7] = [
+    pub const ALL: [Template; 8] = [
         Template::System,
         Template::Summarize,
         Template::SummarizeChunk,
@@ -54,6 +58,7 @@ impl Template {
         Template::Extract,
         Template::ExtractChunk,
         Template::ExtractMerge,
+        Template::Critique,
     ];
 
     /// The file name, without `.md`.
@@ -66,6 +71,7 @@ impl Template {
             Template::Extract => "extract",
             Template::ExtractChunk => "extract_chunk",
             Template::ExtractMerge => "extract_merge",
+            Template::Critique => "critique",
         }
     }
 
@@ -77,7 +83,6 @@ impl Template {
             "content",
             "max_tokens",
             "chunk_index",
-            "chunk_count",
             "context",
         ];
         const EXTRACT_CHUNK: &[&str] = &[
@@ -86,12 +91,11 @@ impl Template {
             "content",
             "max_tokens",
             "chunk_index",
-            "chunk_count",
             "context",
         ];
         match self {
             Template::System => &["fence", "max_tokens"],
-            Template::Summarize | Template::Merge => {
+            Template::Summarize | Template::Merge | Template::Critique => {
                 &["tool_name", "query", "content", "max_tokens"]
             }
             Template::SummarizeChunk => CHUNK,
@@ -111,6 +115,7 @@ impl Template {
             Template::Extract => include_str!("../prompts/extract.md"),
             Template::ExtractChunk => include_str!("../prompts/extract_chunk.md"),
             Template::ExtractMerge => include_str!("../prompts/extract_merge.md"),
+            Template::Critique => include_str!("../prompts/critique.md"),
         }
     }
 }
@@ -212,8 +217,6 @@ pub struct Vars<'a> {
     pub schema_hint: Option<&'a str>,
     /// Chunk templates: this chunk's 1-based index.
     pub chunk_index: usize,
-    /// Chunk templates: how many chunks there are.
-    pub chunk_count: usize,
     /// Chunk templates: where the chunk sits (the headings or JSON path above it).
     pub context: Option<&'a str>,
 }
@@ -249,11 +252,10 @@ impl<'a> Vars<'a> {
         self
     }
 
-    /// Sets the chunk position and its context line.
+    /// Sets the chunk's 1-based position and where it sits (headings or JSON path).
     #[must_use]
-    pub fn chunk(mut self, index: usize, count: usize, context: Option<&'a str>) -> Self {
+    pub fn chunk(mut self, index: usize, context: Option<&'a str>) -> Self {
         self.chunk_index = index;
-        self.chunk_count = count;
         self.context = context;
         self
     }
@@ -332,9 +334,11 @@ impl Prompts {
                     .unwrap_or("names, identifiers, relationships, numbers")
                     .to_owned(),
                 "chunk_index" => vars.chunk_index.to_string(),
-                "chunk_count" => vars.chunk_count.to_string(),
-                "context" => match vars.context {
-                    Some(context) if !context.is_empty() => format!(" It sits under: {context}."),
+                "context" => match vars.context.map(str::trim) {
+                    Some(context) if !context.is_empty() => {
+                        let path: Vec<&str> = context.lines().map(str::trim).collect();
+                        format!(" It sits under: {}.", path.join(" › "))
+                    }
                     _ => String::new(),
                 },
                 _ => String::new(),
@@ -344,6 +348,65 @@ impl Prompts {
         let user = self.templates[&template].render(lookup);
         CompletionRequest::new(system, user, vars.max_tokens.min(u32::MAX as usize) as u32)
     }
+}
+
+/// The map-reduce driver renders its chunk and merge requests from the same templates:
+/// `summarize_chunk`/`merge`, or `extract_chunk`/`extract_merge` when a schema hint asks for
+/// extraction.
+impl MapReducePrompts for Prompts {
+    fn map(&self, chunk: &Chunk, hints: &Hints<'_>, budget: usize) -> CompletionRequest {
+        let template = if hints.schema_hint.is_some() {
+            Template::ExtractChunk
+        } else {
+            Template::SummarizeChunk
+        };
+        let vars = hinted(Vars::new(&chunk.body, budget), hints)
+            .chunk(chunk.index + 1, Some(chunk.context.as_str()));
+        self.request(template, &vars)
+    }
+
+    fn reduce(
+        &self,
+        parts: &[String],
+        hints: &Hints<'_>,
+        budget: usize,
+        _is_final: bool,
+    ) -> CompletionRequest {
+        let template = if hints.schema_hint.is_some() {
+            Template::ExtractMerge
+        } else {
+            Template::Merge
+        };
+        let joined: String = parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| format!("## Notes {}\n{}\n\n", i + 1, part.trim()))
+            .collect();
+        self.request(template, &hinted(Vars::new(&joined, budget), hints))
+    }
+
+    fn critique(
+        &self,
+        summary: &str,
+        hints: &Hints<'_>,
+        budget: usize,
+    ) -> Option<CompletionRequest> {
+        Some(self.request(
+            Template::Critique,
+            &hinted(Vars::new(summary, budget), hints),
+        ))
+    }
+
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+fn hinted<'a>(mut vars: Vars<'a>, hints: &Hints<'a>) -> Vars<'a> {
+    vars.tool_name = hints.tool;
+    vars.query = hints.query;
+    vars.schema_hint = hints.schema_hint;
+    vars
 }
 
 /// A delimiter that does not occur in `content`: 12 random hex digits.

@@ -12,8 +12,13 @@ use crate::support::fake_llm::{FakeLlm, Reply, dead_url};
 const CONFIG: &str =
     "[defaults]\nthreshold_tokens = 400\nbudget_tokens = 300\ndeadline_ms = 3000\n";
 
+/// About 6,000 tokens: above the threshold, small enough for one direct call.
 fn output() -> String {
-    let mut text: String = (0..1500)
+    sized_output(300)
+}
+
+fn sized_output(lines: usize) -> String {
+    let mut text: String = (0..lines)
         .map(|i| {
             format!(
                 "2024-05-01 10:00:{:02} INFO shard-{} compacted segment {i}\n",
@@ -66,7 +71,12 @@ async fn an_llm_summary_comes_back_with_its_header() {
     assert!(out.text.starts_with("[condense: llm, "));
     assert!(
         out.text
-            .ends_with("Segment 777 on shard-2 failed its checksum.")
+            .contains("Segment 777 on shard-2 failed its checksum.")
+    );
+    // The facts guard adds the error line the summary did not quote verbatim.
+    assert!(
+        out.text
+            .contains("ERROR shard-2 segment 777 checksum mismatch")
     );
     // The prompt carried the tool, the query and the fenced output.
     let body = &server.received()[0].body;
@@ -265,8 +275,8 @@ async fn originals_are_retrievable_after_any_method() {
             .retrieve(
                 &reference,
                 Selection::Lines {
-                    start: 1501,
-                    end: 1501,
+                    start: 301,
+                    end: 301,
                 },
             )
             .await
@@ -296,4 +306,67 @@ async fn the_config_alone_points_condense_at_an_endpoint() {
     let received = &server.received()[0];
     assert_eq!(received.body["model"], "my-alias");
     assert_eq!(received.headers["authorization"], "Bearer sk-from-env");
+}
+
+fn condenser_with_window(url: &str, window: usize) -> Condenser {
+    let llm = LiteLlm::builder()
+        .base_url(url)
+        .api_key(Some("sk-engine-test".into()))
+        .context_window(window)
+        .build()
+        .unwrap();
+    Condenser::builder(Config::from_toml_str(CONFIG, "test.toml").unwrap())
+        .summarizer(Arc::new(llm))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn outputs_larger_than_the_window_are_summarized_by_map_reduce() {
+    let server =
+        FakeLlm::with_handler(|_| Reply::completion("shard-2 segment 777 failed its checksum"))
+            .await;
+    let condenser = condenser_with_window(&server.url(), 8192);
+    let out = condenser.condense(&sized_output(1500), &request()).await;
+    assert_eq!(out.method, Method::MapReduce, "{:?}", out.fallback);
+    assert!(out.text.starts_with("[condense: llm-map-reduce, "));
+    assert!(out.tokens_after <= 300);
+    let received = server.received();
+    let maps = received
+        .iter()
+        .filter(|r| {
+            r.body["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("This is part ")
+        })
+        .count();
+    assert!(
+        maps >= 5,
+        "a 33k-token output in ≤4k-token chunks: {maps} map calls"
+    );
+    // The facts guard keeps the error line the summary did not quote verbatim.
+    assert!(out.text.contains("checksum mismatch"));
+}
+
+#[tokio::test]
+async fn a_schema_hint_uses_the_extraction_prompts() {
+    let server = FakeLlm::scripted([Reply::completion("segment: 777")]).await;
+    let condenser = condenser_for(&server.url(), Duration::from_secs(5));
+    let text = output();
+    let out = condenser
+        .condense(
+            &text,
+            &request().schema_hint(Some("segment ids and shard names")),
+        )
+        .await;
+    assert_eq!(out.method, Method::Llm);
+    let user = server.received()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        user.contains("Keep these kinds of detail: segment ids and shard names"),
+        "{user}"
+    );
 }

@@ -80,6 +80,7 @@ impl Summarizer for FakeLlm {
                 return Err(LlmError::Status {
                     status: 500,
                     message: "Connection error.".into(),
+                    retry_after: None,
                 });
             }
             if request.system == CRITIQUE_SYSTEM {
