@@ -3,6 +3,7 @@
 mod support;
 
 mod budget;
+mod cli;
 mod engine;
 mod layer;
 mod litellm;

@@ -1,8 +1,9 @@
 //! `condense compress`.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context;
+use condense::methods::mapreduce::Progress;
 use condense::{Condenser, Config, Mode, Request};
 
 use crate::cli::{CompressArgs, MethodArg};
@@ -10,7 +11,11 @@ use crate::cli::{CompressArgs, MethodArg};
 pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     let config = Config::load(args.config.as_deref())?;
     let input = read_input(args.file.as_deref())?;
-    let condenser = Condenser::new(config)?;
+    let mut builder = Condenser::builder(config);
+    if std::io::stderr().is_terminal() {
+        builder = builder.progress(show_progress);
+    }
+    let condenser = builder.build()?;
     let mode = args.method.map(|m| match m {
         MethodArg::Auto => Mode::Auto,
         MethodArg::Llm => Mode::Llm,
@@ -44,6 +49,24 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         tracing::warn!("{reason}; answered with {}", outcome.method);
     }
     Ok(())
+}
+
+/// One status line on the terminal, rewritten as a long map-reduce run advances.
+fn show_progress(progress: Progress) {
+    let line = match progress {
+        Progress::Chunked { chunks } => format!("condense: {chunks} chunks"),
+        Progress::Mapped { done, total } => format!("condense: summarized {done}/{total} chunks"),
+        Progress::Reduced { level, done, total } => {
+            format!("condense: merge level {level}: {done}/{total}")
+        }
+        Progress::Critiqued { round } => format!("condense: critique round {round}"),
+        Progress::Finished => {
+            eprint!("\r\x1b[2K");
+            return;
+        }
+        _ => return,
+    };
+    eprint!("\r\x1b[2K{line}");
 }
 
 /// Reads the whole input; bytes that are not UTF-8 become U+FFFD rather than an error, since
