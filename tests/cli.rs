@@ -151,3 +151,14 @@ fn json_logs_carry_the_service_field() {
     assert_eq!(event["method"], "extract");
     assert!(event["tokens_before"].as_u64().is_some());
 }
+
+#[test]
+fn the_shipped_example_config_is_valid() {
+    let config = condense::Config::load(Some(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/condense.toml"
+    ))))
+    .unwrap();
+    assert_eq!(config.rule_for("read_file").threshold_tokens, 8000);
+    assert!(config.llm.is_some());
+}
