@@ -1,1 +1,2 @@
+//! The `condense` binary.
 fn main() {}
