@@ -133,7 +133,12 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_end();
         let atx = t.starts_with('#') && t.trim_start_matches('#').starts_with(' ');
-        if atx || (i > 0 && is_setext_underline(t)) {
+        // An underline counts when it and the line above start at the margin.
+        let setext = i > 0
+            && is_setext_underline(t)
+            && !t.starts_with([' ', '\t'])
+            && !lines[i - 1].starts_with([' ', '\t']);
+        if atx || setext {
             headings += 1;
         } else if t.starts_with("```")
             || t.starts_with("* ")

@@ -15,6 +15,9 @@ const CALIBRATION_BYTES: usize = 6 * 1024;
 const MAX_ATTEMPTS: usize = 6;
 /// A fit that uses this share of the budget is good enough to stop refining.
 const GOOD_FILL: f64 = 0.94;
+/// Units up to this many bytes (a long line) are ranked by score alone; longer ones by score
+/// per square root of their length in such lines.
+const SHORT_UNIT_BYTES: f32 = 160.0;
 /// Longest chain of context units pulled in with one unit.
 const MAX_CONTEXT_DEPTH: usize = 12;
 
@@ -29,12 +32,27 @@ pub(crate) struct Filled {
 
 pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &TokenCounter) -> Filled {
     let n = doc.units.len();
+    // Value per token: a unit much longer than a line has to score higher to be worth its
+    // room, so one long line cannot crowd out many short ones of nearly the same score.
+    let value: Vec<f32> = doc
+        .units
+        .iter()
+        .zip(scores)
+        .map(|(u, &s)| {
+            let lines = u.span.len() as f32 / SHORT_UNIT_BYTES;
+            if s > 0.0 && lines > 1.0 {
+                s / lines.sqrt()
+            } else {
+                s
+            }
+        })
+        .collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| {
         let (ua, ub) = (&doc.units[a], &doc.units[b]);
         ub.pinned
             .cmp(&ua.pinned)
-            .then(scores[b].total_cmp(&scores[a]))
+            .then(value[b].total_cmp(&value[a]))
             .then(a.cmp(&b))
     });
     let bytes_per_token = calibrate(doc, &order, counter);

@@ -243,16 +243,8 @@ impl<'q> Builder<'q> {
         let first_field = self.fields.len();
         let mut field_index: HashMap<String, usize> = HashMap::new();
         for (label, item) in items {
-            let mut body = String::new();
             let exclude = |k: &str| stats.constant.contains_key(k);
-            render(
-                &mut body,
-                item,
-                self.max_unit_bytes,
-                0,
-                self.query,
-                &exclude,
-            );
+            let body = render_within(item, self.max_unit_bytes, self.query, &exclude);
             let text = if label.is_empty() {
                 body
             } else {
@@ -358,6 +350,47 @@ fn approx_len(v: &Value, limit: usize) -> usize {
     acc
 }
 
+/// What stays the same while rendering one record.
+struct Ctx<'q> {
+    query: Option<&'q Query>,
+    /// Strings are not cut shorter than this.
+    min_string: usize,
+}
+
+/// `v` rendered compactly within `max_bytes`, tightening until it fits (a unit longer than
+/// that is cut in pieces later, which reads worse than a record shortened here).
+fn render_within(
+    v: &Value,
+    max_bytes: usize,
+    query: Option<&Query>,
+    exclude: &dyn Fn(&str) -> bool,
+) -> String {
+    let mut ctx = Ctx {
+        query,
+        min_string: MIN_STRING_BYTES,
+    };
+    let mut budget = max_bytes;
+    let mut out = String::new();
+    for _ in 0..5 {
+        out.clear();
+        render(&mut out, v, budget, 0, &ctx, exclude);
+        if out.len() <= max_bytes {
+            break;
+        }
+        budget = (budget as f64 * max_bytes as f64 / out.len() as f64 * 0.9) as usize;
+        ctx.min_string = (ctx.min_string * 2 / 3).max(40);
+    }
+    if out.len() > max_bytes {
+        // Still too long: keep its head whole rather than emit it in disjoint pieces.
+        out.truncate(crate::tokens::floor_char_boundary(
+            &out,
+            max_bytes.saturating_sub(4),
+        ));
+        out.push('…');
+    }
+    out
+}
+
 /// Writes `v` compactly within about `budget` bytes: scalars first, then containers share
 /// what is left; long strings keep their head (and the part a query names), long arrays their
 /// first items and the items a query names, and what does not fit is summarised.
@@ -366,11 +399,12 @@ fn render(
     v: &Value,
     budget: usize,
     depth: usize,
-    query: Option<&Query>,
+    ctx: &Ctx<'_>,
     exclude: &dyn Fn(&str) -> bool,
 ) {
+    let query = ctx.query;
     match v {
-        Value::String(s) => render_string(out, s, budget.max(MIN_STRING_BYTES), query),
+        Value::String(s) => render_string(out, s, budget.max(ctx.min_string), query),
         Value::Array(items) => {
             if budget < 24 || depth >= 4 {
                 out.push_str(&summary(v));
@@ -391,7 +425,7 @@ fn render(
                 if last.is_some_and(|l| l + 1 != i) {
                     out.push_str("…,");
                 }
-                render(out, &items[i], share, depth + 1, query, &|_| false);
+                render(out, &items[i], share, depth + 1, ctx, &|_| false);
                 out.push(',');
                 last = Some(i);
             }
@@ -419,11 +453,26 @@ fn render(
                 .filter(|(k, x)| !exclude(k) && (x.is_object() || x.is_array()))
                 .count();
             let share = budget.saturating_sub(scalar_bytes) / containers.max(1);
-            let string_cap = (budget / 3).max(MIN_STRING_BYTES);
+            let string_cap = (budget / 3).max(ctx.min_string);
+            // When the scalars alone overflow, keep those the query names (by key or value)
+            // and the short ones (ids, names, states, dates) before long ones (URLs, text).
+            let keep = if scalar_bytes > budget {
+                Some(choose_scalars(map, budget, string_cap, ctx.query, exclude))
+            } else {
+                None
+            };
             out.push('{');
             let mut any = false;
+            let mut dropped = 0;
             for (k, x) in map {
                 if exclude(k) {
+                    continue;
+                }
+                if keep
+                    .as_ref()
+                    .is_some_and(|keep| !keep.contains(&k.as_str()))
+                {
+                    dropped += 1;
                     continue;
                 }
                 out.push_str(&json_string(k));
@@ -433,14 +482,16 @@ fn render(
                         out.push_str(&compact(x))
                     }
                     Value::Object(_) | Value::Array(_) => {
-                        render(out, x, share, depth + 1, query, &|_| false)
+                        render(out, x, share, depth + 1, ctx, &|_| false)
                     }
-                    _ => render(out, x, string_cap, depth + 1, query, &|_| false),
+                    _ => render(out, x, string_cap, depth + 1, ctx, &|_| false),
                 }
                 out.push(',');
                 any = true;
             }
-            if any {
+            if dropped > 0 {
+                let _ = write!(out, "…+{dropped}");
+            } else if any {
                 out.pop();
             }
             out.push('}');
@@ -469,6 +520,49 @@ fn render_string(out: &mut String, s: &str, cap: usize, query: Option<&Query>) {
     let quoted = json_string(&text);
     out.push_str(&quoted[..quoted.len() - 1]);
     out.push_str("…\"");
+}
+
+/// The members of `map` to show when not all fit in `budget`: ranked by whether the query
+/// names the key or the value, then by size, and taken while they fit.
+fn choose_scalars<'m>(
+    map: &'m serde_json::Map<String, Value>,
+    budget: usize,
+    string_cap: usize,
+    query: Option<&Query>,
+    exclude: &dyn Fn(&str) -> bool,
+) -> Vec<&'m str> {
+    let mut ranked: Vec<(u8, usize, usize, &str)> = Vec::new();
+    let mut buf = String::new();
+    for (i, (k, x)) in map.iter().enumerate() {
+        if exclude(k) {
+            continue;
+        }
+        let size = k.len() + 4 + approx_len(x, string_cap).min(string_cap + 4);
+        let mut rank = 0u8;
+        if let Some(q) = query {
+            let mut key_named = false;
+            crate::methods::extract::terms::for_each_word(k, &mut buf, |w| {
+                key_named |= q.words.contains_key(w);
+            });
+            if key_named || matches!(x, Value::String(s) if q.mentions(s)) {
+                rank += 2;
+            }
+        }
+        if size <= 64 {
+            rank += 1;
+        }
+        ranked.push((rank, size, i, k.as_str()));
+    }
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+    let mut used = 0;
+    let mut keep = Vec::new();
+    for (_, size, _, k) in ranked {
+        if used + size <= budget {
+            used += size;
+            keep.push(k);
+        }
+    }
+    keep
 }
 
 /// Whether a query term appears in the scalar values of `v` (one level deep).

@@ -84,5 +84,10 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
     for unit in &mut units {
         unit.parent = unit.parent.map(|p| new_index[p]);
     }
+    for field in &mut doc.fields {
+        for (unit, _) in &mut field.values {
+            *unit = new_index[*unit];
+        }
+    }
     doc.units = units;
 }
