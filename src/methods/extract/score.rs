@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, FieldValue};
+use super::doc::{Doc, FieldValue, Level};
 use super::query::Query;
 use super::terms::for_each_word;
 
@@ -30,6 +30,10 @@ const BLOCK_PULL: f32 = 0.4;
 const MAX_PULL_BLOCK: usize = 40;
 /// How fast the score of the k-th repeat of a template falls.
 const REPEAT_DECAY: f32 = 0.35;
+/// The same for repeats of an error.
+const ERROR_REPEAT_DECAY: f32 = 0.1;
+/// The first and last of a repeated template gain this share of the template's best score.
+const EDGE_SHARE: f32 = 0.2;
 
 /// BM25 parameters, the usual ones.
 const K1: f32 = 1.2;
@@ -285,12 +289,19 @@ fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
         let mut by_score = members.clone();
         by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         let original: Vec<f32> = by_score.iter().map(|&u| scores[u]).collect();
+        let top = original[0].max(0.0);
         for (k, (&u, s)) in by_score.iter().zip(original).enumerate() {
             let k = k as f32;
-            scores[u] = s / (1.0 + REPEAT_DECAY * k) - 0.05 * (1.0 + k).ln();
+            // Repeated errors are each worth reading; repeated routine lines are not.
+            let decay = if doc.units[u].level == Level::Error {
+                ERROR_REPEAT_DECAY
+            } else {
+                REPEAT_DECAY
+            };
+            scores[u] = s / (1.0 + decay * k) - 0.05 * (1.0 + k).ln();
         }
-        scores[first] += 0.5;
-        scores[last] += 0.5;
+        scores[first] += 0.5 + EDGE_SHARE * top;
+        scores[last] += 0.5 + EDGE_SHARE * top;
     }
 }
 

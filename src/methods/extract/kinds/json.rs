@@ -21,6 +21,8 @@ const MIN_STRING_BYTES: usize = 160;
 const MAX_CATEGORY_BYTES: usize = 64;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
+/// Prior of a record per short field value (up to two) that holds a string the query names.
+const NAMED_VALUE_PRIOR: f32 = 3.0;
 
 pub(crate) fn build_document(
     value: &Value,
@@ -244,24 +246,29 @@ impl<'q> Builder<'q> {
         let mut field_index: HashMap<String, usize> = HashMap::new();
         for (label, item) in items {
             let exclude = |k: &str| stats.constant.contains_key(k);
-            let body = render_within(item, self.max_unit_bytes, self.query, &exclude);
+            // Records are many: a smaller cap fits more of them, and the shortening keeps the
+            // fields the query names.
+            let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+            let body = render_within(item, cap, self.query, &exclude);
             let text = if label.is_empty() {
                 body
             } else {
                 labelled(&format!("{path}{label}"), &body)
             };
             let level = record_level(item);
+            let named = self.query.map_or(0, |q| named_values(q, item));
+            let prior = if level == Level::Error {
+                ERROR_PRIOR
+            } else {
+                0.0
+            } + NAMED_VALUE_PRIOR * named.min(2) as f32;
             let unit = self.push(
                 &text,
                 Unit {
                     parent: Some(schema),
                     template: Some(record_template(item)),
                     level,
-                    prior: if level == Level::Error {
-                        ERROR_PRIOR
-                    } else {
-                        0.0
-                    },
+                    prior,
                     ..Unit::default()
                 },
             );
@@ -453,7 +460,9 @@ fn render(
                 .filter(|(k, x)| !exclude(k) && (x.is_object() || x.is_array()))
                 .count();
             let share = budget.saturating_sub(scalar_bytes) / containers.max(1);
-            let string_cap = (budget / 3).max(ctx.min_string);
+            // A long text field is content; its head says what it is, and the query window (if
+            // any) what matters in it.
+            let string_cap = ctx.min_string;
             // When the scalars alone overflow, keep those the query names (by key or value)
             // and the short ones (ids, names, states, dates) before long ones (URLs, text).
             let keep = if scalar_bytes > budget {
@@ -563,6 +572,20 @@ fn choose_scalars<'m>(
         }
     }
     keep
+}
+
+/// How many short field values of `item` contain a string the query names exactly: the
+/// query names a value (a version, a state, an id), which says more than a mention in prose.
+fn named_values(query: &Query, item: &Value) -> usize {
+    let mut count = 0;
+    for_each_scalar(item, "", 0, &mut |_, value| {
+        if let Value::String(s) = value {
+            if s.len() <= MAX_CATEGORY_BYTES && query.mentions(s) {
+                count += 1;
+            }
+        }
+    });
+    count
 }
 
 /// Whether a query term appears in the scalar values of `v` (one level deep).
