@@ -133,18 +133,38 @@ pub(crate) fn template_of(line: &str) -> u64 {
 
 /// Severity from the words of a line that has no explicit level.
 pub(crate) fn level_from_words(line: &str) -> Level {
+    const ERRORS: &[&str] = &[
+        "error",
+        "errors",
+        "fatal",
+        "exception",
+        "traceback",
+        "panic",
+        "panicked",
+        "failed",
+        "failure",
+        "fail",
+        "critical",
+        "severe",
+        "unmet",
+        "abort",
+        "aborted",
+        "segfault",
+        "denied",
+        "refused",
+    ];
+    const WARNINGS: &[&str] = &["warn", "warning", "warnings", "deprecated"];
     let mut level = Level::None;
     for word in line.split(|c: char| !c.is_ascii_alphabetic()) {
-        if word.len() < 4 || word.len() > 12 {
+        // Every word of interest is 4 to 10 letters long; most words are not.
+        if word.len() < 4 || word.len() > 10 {
             continue;
         }
-        let w = word.to_ascii_lowercase();
-        match w.as_str() {
-            "error" | "errors" | "fatal" | "exception" | "traceback" | "panic" | "panicked"
-            | "failed" | "failure" | "fail" | "critical" | "severe" | "unmet" | "abort"
-            | "aborted" | "segfault" | "denied" | "refused" => return Level::Error,
-            "warn" | "warning" | "warnings" | "deprecated" => level = Level::Warn,
-            _ => {}
+        if ERRORS.iter().any(|e| e.eq_ignore_ascii_case(word)) {
+            return Level::Error;
+        }
+        if WARNINGS.iter().any(|w| w.eq_ignore_ascii_case(word)) {
+            level = Level::Warn;
         }
     }
     level

@@ -10,11 +10,11 @@ use crate::TokenCounter;
 /// Estimated tokens of one omission marker line (`[… 1,203 similar INFO lines omitted …]`).
 const MARKER_TOKENS: f64 = 11.0;
 /// How much exact text the bytes-per-token ratio is measured on.
-const CALIBRATION_BYTES: usize = 6 * 1024;
+const CALIBRATION_BYTES: usize = 3 * 1024;
 /// Attempts at fitting before the last resort (cutting the emitted text).
-const MAX_ATTEMPTS: usize = 6;
+const MAX_ATTEMPTS: usize = 5;
 /// A fit that uses this share of the budget is good enough to stop refining.
-const GOOD_FILL: f64 = 0.94;
+const GOOD_FILL: f64 = 0.92;
 /// Units up to this many bytes (a long line) are ranked by score alone; longer ones by score
 /// per square root of their length in such lines.
 const SHORT_UNIT_BYTES: f32 = 160.0;
@@ -57,6 +57,8 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     });
     let bytes_per_token = calibrate(doc, &order, counter);
     let mut target = budget as f64 * 0.97;
+    // The smallest target known to overflow: growing never goes past it.
+    let mut too_big = f64::INFINITY;
     let mut best: Option<Filled> = None;
     let mut last = Filled::default();
     for _ in 0..MAX_ATTEMPTS {
@@ -64,35 +66,41 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
         let text = render(doc, &selected, with_overview);
         let kept_units = selected.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
-        match counter.count_up_to(&text, budget) {
+        let next = match counter.count_up_to(&text, budget) {
             Some(tokens) => {
+                let good = tokens as f64 >= budget as f64 * GOOD_FILL || everything;
+                let grown = target * (budget as f64 / tokens.max(1) as f64).min(1.6) * 0.99;
                 let filled = Filled {
                     text,
                     tokens,
                     kept_units,
                     omitted_units: n - kept_units,
                 };
-                let good = tokens as f64 >= budget as f64 * GOOD_FILL || everything;
-                let grow = budget as f64 / tokens.max(1) as f64;
                 if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
                     best = Some(filled);
                 }
                 if good {
                     break;
                 }
-                target *= grow.min(1.6) * 0.99;
+                grown.min((target + too_big) / 2.0)
             }
             None => {
                 let tokens = counter.count(&text);
-                target *= budget as f64 / tokens.max(1) as f64 * 0.98;
+                too_big = too_big.min(target);
                 last = Filled {
                     text,
                     tokens,
                     kept_units,
                     omitted_units: n - kept_units,
                 };
+                target * budget as f64 / tokens.max(1) as f64 * 0.98
             }
+        };
+        // Steps this small change nothing worth another count.
+        if (next - target).abs() < target * 0.01 {
+            break;
         }
+        target = next;
     }
     best.unwrap_or_else(|| {
         // Every attempt was over: keep the head of the last one, which is cut to fit exactly.

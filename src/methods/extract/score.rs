@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::detect::ContentKind;
 use super::doc::{Doc, FieldValue, Level};
 use super::query::Query;
-use super::terms::for_each_word;
+use super::terms::for_each_word_sized;
 
 /// A unit that matches the query best scores this much from BM25.
 const QUERY_WEIGHT: f32 = 10.0;
@@ -69,15 +69,21 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let w = query.words.len();
         // Per unit: (word, term frequency) pairs, flattened; and the unit's length in words.
         let mut postings: Vec<(u32, u16, u16)> = Vec::new();
-        let mut lengths = vec![0u32; n];
+        let mut lengths_of_units = vec![0u32; n];
         let mut df = vec![0u32; w];
         let mut tf = vec![0u16; w];
         let mut touched: Vec<usize> = Vec::new();
         let mut buf = String::new();
-        for (u, length) in lengths.iter_mut().enumerate() {
+        // Stemming strips at most a few bytes: words much longer or shorter than every query
+        // word cannot match one.
+        let shortest = query.words.keys().map(String::len).min().unwrap_or(0);
+        let longest = query.words.keys().map(String::len).max().unwrap_or(0);
+        let lengths = shortest..longest + 7;
+        for (u, length) in lengths_of_units.iter_mut().enumerate() {
             let mut words = 0u32;
-            for_each_word(doc.text(u), &mut buf, |word| {
+            for_each_word_sized(doc.text(u), &mut buf, lengths.clone(), |word| {
                 words += 1;
+                let Some(word) = word else { return };
                 if let Some(&i) = query.words.get(word) {
                     if tf[i] == 0 {
                         touched.push(i);
@@ -93,14 +99,15 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
             }
             touched.clear();
         }
-        let average = (lengths.iter().map(|&l| l as f64).sum::<f64>() / n as f64).max(1.0) as f32;
+        let average =
+            (lengths_of_units.iter().map(|&l| l as f64).sum::<f64>() / n as f64).max(1.0) as f32;
         let idf: Vec<f32> = df
             .iter()
             .map(|&d| (1.0 + (n as f32 - d as f32 + 0.5) / (d as f32 + 0.5)).ln())
             .collect();
         for &(u, i, f) in &postings {
             let f = f as f32;
-            let norm = K1 * (1.0 - B + B * lengths[u as usize] as f32 / average);
+            let norm = K1 * (1.0 - B + B * lengths_of_units[u as usize] as f32 / average);
             scores[u as usize] += idf[i as usize] * f * (K1 + 1.0) / (f + norm);
         }
         let max = scores.iter().copied().fold(0.0f32, f32::max);

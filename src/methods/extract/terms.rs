@@ -4,6 +4,22 @@
 /// Calls `f` with every word of `text`, lowercased and stemmed, in `buf` (reused to avoid an
 /// allocation per word).
 pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for_each_word_sized(text, buf, 0..usize::MAX, |w| {
+        if let Some(w) = w {
+            f(w)
+        }
+    });
+}
+
+/// Like [`for_each_word`], but only words whose raw length is in `lengths` are lowercased and
+/// stemmed; the others are reported as `None` (counted, not looked at). Stemming only
+/// shortens a word, so a caller that knows the lengths it looks for skips most of the work.
+pub(crate) fn for_each_word_sized(
+    text: &str,
+    buf: &mut String,
+    lengths: std::ops::Range<usize>,
+    mut f: impl FnMut(Option<&str>),
+) {
     let bytes = text.as_bytes();
     let mut start = None::<usize>;
     let mut i = 0;
@@ -15,31 +31,40 @@ pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str
                 None => start = Some(i),
                 // A lowercase letter followed by an uppercase one starts a new word (camelCase).
                 Some(s) if i > s && b.is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase() => {
-                    emit(&text[s..i], buf, &mut f);
+                    emit(&text[s..i], buf, &lengths, &mut f);
                     start = Some(i);
                 }
                 Some(_) => {}
             }
         } else if let Some(s) = start.take() {
-            emit(&text[s..i], buf, &mut f);
+            emit(&text[s..i], buf, &lengths, &mut f);
         }
         i += 1;
     }
     if let Some(s) = start {
-        emit(&text[s..], buf, &mut f);
+        emit(&text[s..], buf, &lengths, &mut f);
     }
 }
 
-fn emit(word: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
+fn emit(
+    word: &str,
+    buf: &mut String,
+    lengths: &std::ops::Range<usize>,
+    f: &mut impl FnMut(Option<&str>),
+) {
     // Single characters carry no meaning for ranking.
     if word.len() < 2 {
+        return;
+    }
+    if !lengths.contains(&word.len()) {
+        f(None);
         return;
     }
     buf.clear();
     buf.push_str(word);
     buf.make_ascii_lowercase();
     stem(buf);
-    f(buf);
+    f(Some(buf));
 }
 
 /// Strips common English suffixes so that inflected forms share one key. Crude on purpose: it
