@@ -3,6 +3,8 @@
 //! exact counter. Sizes are estimated from bytes while choosing; only the emitted text is
 //! counted.
 
+use std::collections::HashMap;
+
 use super::doc::{Doc, Level};
 use super::kinds::log::thousands;
 use crate::TokenCounter;
@@ -18,6 +20,8 @@ const GOOD_FILL: f64 = 0.92;
 /// Units up to this many bytes (a long line) are ranked by score alone; longer ones by score
 /// per square root of their length in such lines.
 const SHORT_UNIT_BYTES: f32 = 160.0;
+/// A kept log line is marked with its omitted repeats when there are at least this many.
+const MIN_FOLDED: usize = 3;
 /// Longest chain of context units pulled in with one unit.
 const MAX_CONTEXT_DEPTH: usize = 12;
 
@@ -199,11 +203,16 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
         out.push_str(overview);
         out.push('\n');
     }
+    let mut folded = fold_counts(doc, selected);
     let mut i = 0;
     let n = doc.units.len();
     while i < n {
         if selected[i] {
             out.push_str(doc.text(i));
+            // The first kept line of a template says how many of its repeats were left out.
+            if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
+                out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
+            }
             out.push('\n');
             i += 1;
             continue;
@@ -212,7 +221,8 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
         while i < n && !selected[i] {
             i += 1;
         }
-        out.push_str(&marker(doc, start..i, start.checked_sub(1)));
+        let neighbours = [start.checked_sub(1), (i < n).then_some(i)];
+        out.push_str(&marker(doc, start..i, neighbours));
         out.push('\n');
     }
     if out.ends_with('\n') {
@@ -221,15 +231,41 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
     out
 }
 
-/// `[… 1,203 similar INFO lines omitted …]`: how many, and what they have in common.
-fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_before: Option<usize>) -> String {
+/// For logs: templates with at least `MIN_FOLDED` omitted repeats, and how many were omitted.
+fn fold_counts(doc: &Doc<'_>, selected: &[bool]) -> HashMap<u64, usize> {
+    let mut counts: HashMap<u64, (usize, usize)> = HashMap::new();
+    if doc.kind != super::detect::ContentKind::Log {
+        return HashMap::new();
+    }
+    for (unit, &kept) in doc.units.iter().zip(selected) {
+        if let Some(t) = unit.template {
+            let entry = counts.entry(t).or_default();
+            entry.0 += unit.weight as usize;
+            if kept {
+                entry.1 += unit.weight as usize;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, (total, kept))| kept > 0 && total - kept >= MIN_FOLDED)
+        .map(|(t, (total, kept))| (t, total - kept))
+        .collect()
+}
+
+/// `[… 1,203 similar INFO lines omitted …]`: how many, and what they have in common ("similar":
+/// the same template as a kept neighbour).
+fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_around: [Option<usize>; 2]) -> String {
     let units = &doc.units[run];
     let count: usize = units.iter().map(|u| u.weight as usize).sum();
     let template = units[0].template;
     let similar = template.is_some()
         && units.len() > 1
         && units.iter().all(|u| u.template == template)
-        && kept_before.is_some_and(|k| doc.units[k].template == template);
+        && kept_around
+            .iter()
+            .flatten()
+            .any(|&k| doc.units[k].template == template);
     let level = units[0].level;
     let level = (doc.kind == super::detect::ContentKind::Log
         && level != Level::None

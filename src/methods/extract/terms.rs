@@ -65,6 +65,14 @@ fn emit(
     buf.make_ascii_lowercase();
     stem(buf);
     f(Some(buf));
+    // `tty2`, `sha256`, `python3`: the letters alone are a word too.
+    let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
+    if letters >= 2 && letters < word.len() && word.as_bytes()[letters].is_ascii_digit() {
+        buf.clear();
+        buf.push_str(&word[..letters]);
+        buf.make_ascii_lowercase();
+        f(Some(buf));
+    }
 }
 
 /// Strips common English suffixes so that inflected forms share one key. Crude on purpose: it
@@ -135,6 +143,11 @@ mod tests {
         assert_eq!(words("transferred"), words("transfer"));
         assert_eq!(words("detection"), words("detected"));
         assert_eq!(words("flags"), words("flag"));
+    }
+
+    #[test]
+    fn letters_before_digits_are_a_word_too() {
+        assert_eq!(words("tty2"), vec!["tty2".to_owned(), "tty".to_owned()]);
     }
 
     #[test]

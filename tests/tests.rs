@@ -1,0 +1,3 @@
+//! Integration tests, one module per area, in one binary.
+
+mod extract;
