@@ -80,11 +80,14 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     if lines.is_empty() {
         return (ContentKind::Text, None);
     }
+    // A long file's head can be unlike its body (a licence header, module docs): the kinds
+    // that are about the body look at lines from across the text as well.
+    let spread = spread_lines(text);
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);
     }
-    let log_like = lines.iter().filter(|l| log::starts_entry(l)).count();
-    if log_like * 10 >= lines.len() * 6 {
+    let log_like = spread.iter().filter(|l| log::starts_entry(l)).count();
+    if log_like * 10 >= spread.len() * 6 {
         return (ContentKind::Log, None);
     }
     if looks_like_markdown(&lines) {
@@ -92,10 +95,37 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     }
     // Text that starts like JSON but does not parse is a broken document, not source code.
     let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
-    if !broken_json && looks_like_code(&lines) {
+    if !broken_json && looks_like_code(&spread) {
         return (ContentKind::Code, None);
     }
     (ContentKind::Text, None)
+}
+
+/// Non-blank lines from four windows spread over `text` (start, a third, two thirds, end).
+fn spread_lines(text: &str) -> Vec<&str> {
+    const WINDOW: usize = SAMPLE_BYTES / 4;
+    let mut lines = Vec::new();
+    for quarter in 0..4 {
+        let from = crate::tokens::floor_char_boundary(
+            text,
+            text.len().saturating_sub(WINDOW) * quarter / 3,
+        );
+        let to = crate::tokens::floor_char_boundary(text, from + WINDOW);
+        let window = &text[from..to];
+        // Skip the partial first line of a window that starts mid-text.
+        let window = if from > 0 {
+            window.split_once('\n').map_or("", |(_, rest)| rest)
+        } else {
+            window
+        };
+        lines.extend(
+            window
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(SAMPLE_LINES / 4),
+        );
+    }
+    lines
 }
 
 fn looks_like_json_lines(text: &str) -> bool {

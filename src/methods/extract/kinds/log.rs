@@ -23,9 +23,10 @@ fn has_timestamp(line: &str) -> bool {
         // hh:mm:ss
         (digit(i) && digit(i + 1) && head.get(i + 2) == Some(&b':') && digit(i + 3) && digit(i + 4)
             && head.get(i + 5) == Some(&b':') && digit(i + 6) && digit(i + 7))
-            // yyyy-mm-dd
+            // yyyy-mm-dd followed by a time (not a date inside a path or a version)
             || (digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && head.get(i + 4) == Some(&b'-')
-                && digit(i + 5) && digit(i + 6) && head.get(i + 7) == Some(&b'-') && digit(i + 8))
+                && digit(i + 5) && digit(i + 6) && head.get(i + 7) == Some(&b'-') && digit(i + 8)
+                && digit(i + 9) && matches!(head.get(i + 10), Some(b' ' | b'T')) && digit(i + 11))
     })
 }
 
