@@ -133,38 +133,35 @@ pub(crate) fn template_of(line: &str) -> u64 {
 
 /// Severity from the words of a line that has no explicit level.
 pub(crate) fn level_from_words(line: &str) -> Level {
-    const ERRORS: &[&str] = &[
-        "error",
-        "errors",
-        "fatal",
-        "exception",
-        "traceback",
-        "panic",
-        "panicked",
-        "failed",
-        "failure",
-        "fail",
-        "critical",
-        "severe",
-        "unmet",
-        "abort",
-        "aborted",
-        "segfault",
-        "denied",
-        "refused",
-    ];
-    const WARNINGS: &[&str] = &["warn", "warning", "warnings", "deprecated"];
     let mut level = Level::None;
-    for word in line.split(|c: char| !c.is_ascii_alphabetic()) {
-        // Every word of interest is 4 to 10 letters long; most words are not.
-        if word.len() < 4 || word.len() > 10 {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_alphabetic() {
+            i += 1;
             continue;
         }
-        if ERRORS.iter().any(|e| e.eq_ignore_ascii_case(word)) {
-            return Level::Error;
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+            i += 1;
         }
-        if WARNINGS.iter().any(|w| w.eq_ignore_ascii_case(word)) {
-            level = Level::Warn;
+        // Every word of interest is 4 to 10 letters long; most words are not.
+        let len = i - start;
+        if !(4..=10).contains(&len) {
+            continue;
+        }
+        let mut word = [0u8; 10];
+        for (w, b) in word.iter_mut().zip(&bytes[start..i]) {
+            *w = b.to_ascii_lowercase();
+        }
+        match &word[..len] {
+            b"error" | b"errors" | b"fatal" | b"exception" | b"traceback" | b"panic"
+            | b"panicked" | b"failed" | b"failure" | b"fail" | b"critical" | b"severe"
+            | b"unmet" | b"abort" | b"aborted" | b"segfault" | b"denied" | b"refused" => {
+                return Level::Error;
+            }
+            b"warn" | b"warning" | b"warnings" | b"deprecated" => level = Level::Warn,
+            _ => {}
         }
     }
     level
