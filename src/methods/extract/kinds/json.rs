@@ -246,10 +246,11 @@ impl<'q> Builder<'q> {
         let mut field_index: HashMap<String, usize> = HashMap::new();
         for (label, item) in items {
             let exclude = |k: &str| stats.constant.contains_key(k);
+            let notable = |k: &str, v: &Value| stats.is_notable(k, v);
             // Records are many: a smaller cap fits more of them, and the shortening keeps the
             // fields the query names.
             let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
-            let body = render_within(item, cap, self.query, &exclude);
+            let body = render_within(item, cap, self.query, &exclude, &notable);
             let text = if label.is_empty() {
                 body
             } else {
@@ -360,6 +361,8 @@ fn approx_len(v: &Value, limit: usize) -> usize {
 /// What stays the same while rendering one record.
 struct Ctx<'q> {
     query: Option<&'q Query>,
+    /// Whether a top-level field's value is what sets the record apart (rare, a failure).
+    notable: &'q dyn Fn(&str, &Value) -> bool,
     /// Strings are not cut shorter than this.
     min_string: usize,
 }
@@ -371,10 +374,12 @@ fn render_within(
     max_bytes: usize,
     query: Option<&Query>,
     exclude: &dyn Fn(&str) -> bool,
+    notable: &dyn Fn(&str, &Value) -> bool,
 ) -> String {
     let mut ctx = Ctx {
         query,
         min_string: MIN_STRING_BYTES,
+        notable,
     };
     let mut budget = max_bytes;
     let mut out = String::new();
@@ -466,7 +471,7 @@ fn render(
             // When the scalars alone overflow, keep those the query names (by key or value)
             // and the short ones (ids, names, states, dates) before long ones (URLs, text).
             let keep = if scalar_bytes > budget {
-                Some(choose_scalars(map, budget, string_cap, ctx.query, exclude))
+                Some(choose_scalars(map, budget, string_cap, ctx, depth, exclude))
             } else {
                 None
             };
@@ -537,9 +542,11 @@ fn choose_scalars<'m>(
     map: &'m serde_json::Map<String, Value>,
     budget: usize,
     string_cap: usize,
-    query: Option<&Query>,
+    ctx: &Ctx<'_>,
+    depth: usize,
     exclude: &dyn Fn(&str) -> bool,
 ) -> Vec<&'m str> {
+    let query = ctx.query;
     let mut ranked: Vec<(u8, usize, usize, &str)> = Vec::new();
     let mut buf = String::new();
     for (i, (k, x)) in map.iter().enumerate() {
@@ -559,6 +566,9 @@ fn choose_scalars<'m>(
         }
         if size <= 64 {
             rank += 1;
+        }
+        if depth == 0 && (ctx.notable)(k, x) {
+            rank += 3;
         }
         ranked.push((rank, size, i, k.as_str()));
     }
@@ -697,6 +707,9 @@ struct KeyStats {
     keys: Vec<(String, Vec<&'static str>)>,
     /// Keys present in every record with one and the same value.
     constant: HashMap<String, ()>,
+    /// Per key, how often each short scalar value occurs.
+    values: HashMap<String, HashMap<u64, usize>>,
+    records: usize,
 }
 
 impl KeyStats {
@@ -704,6 +717,7 @@ impl KeyStats {
         let mut keys: Vec<(String, Vec<&'static str>)> = Vec::new();
         let mut index: HashMap<&str, usize> = HashMap::new();
         let mut first_value: HashMap<&str, (&Value, bool, usize)> = HashMap::new();
+        let mut values: HashMap<String, HashMap<u64, usize>> = HashMap::new();
         let mut n = 0;
         for item in items {
             n += 1;
@@ -716,6 +730,9 @@ impl KeyStats {
                 let t = type_name(v);
                 if !keys[i].1.contains(&t) {
                     keys[i].1.push(t);
+                }
+                if let Some(FieldValue::Category(h)) = field_value(v) {
+                    *values.entry(k.clone()).or_default().entry(h).or_default() += 1;
                 }
                 let entry = first_value.entry(k.as_str()).or_insert((v, true, 0));
                 entry.2 += 1;
@@ -731,7 +748,26 @@ impl KeyStats {
             })
             .map(|(k, _)| (k.to_owned(), ()))
             .collect();
-        KeyStats { keys, constant }
+        KeyStats {
+            keys,
+            constant,
+            values,
+            records: n,
+        }
+    }
+
+    /// Whether `v` under key `k` sets its record apart: a failure word, or a value few
+    /// siblings share in a field where values repeat.
+    fn is_notable(&self, k: &str, v: &Value) -> bool {
+        if matches!(v, Value::String(s) if is_failure_word(s)) {
+            return true;
+        }
+        let (Some(FieldValue::Category(h)), Some(counts)) = (field_value(v), self.values.get(k))
+        else {
+            return false;
+        };
+        let count = counts.get(&h).copied().unwrap_or(0);
+        counts.len() * 2 <= self.records && count * 5 <= self.records
     }
 
     fn describe(&self, path: &str, count: usize) -> String {
@@ -835,5 +871,34 @@ mod tests {
             "{texts:?}"
         );
         assert_eq!(texts[1], r#"[0]: {"id":1}"#);
+    }
+
+    #[test]
+    fn a_record_cut_to_fit_keeps_the_value_that_sets_it_apart() {
+        let records: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut record = serde_json::Map::new();
+                // Many short fields, each as cheap as the one that matters, all before it.
+                for f in 0..40 {
+                    record.insert(
+                        format!("field_{f}"),
+                        Value::String(format!("value-{i}-{f}")),
+                    );
+                }
+                record.insert(
+                    "status".into(),
+                    Value::String(if i == 7 { "cancelled" } else { "ok" }.into()),
+                );
+                Value::Object(record)
+            })
+            .collect();
+        let doc = build_document(&Value::Array(records), None, 600);
+        let failed = (0..doc.units.len())
+            .map(|i| doc.text(i))
+            .find(|t| t.starts_with("[7]:"));
+        assert!(
+            failed.is_some_and(|t| t.contains(r#""status":"cancelled""#)),
+            "{failed:?}"
+        );
     }
 }
