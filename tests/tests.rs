@@ -5,6 +5,7 @@ mod support;
 mod budget;
 mod cli;
 mod engine;
+mod extract;
 mod layer;
 mod litellm;
 mod litellm_layer;
