@@ -350,7 +350,8 @@ async fn the_deadline_gives_the_extractive_condensing_of_the_whole() {
     assert_eq!(started.elapsed(), Duration::from_secs(1));
     assert!(!outcome.text.is_empty());
     assert!(counter().count(&outcome.text) <= 100);
-    assert!(text.starts_with(outcome.text.lines().next().unwrap()));
+    // Extractive: lines of the input itself, not a model's words.
+    assert!(outcome.text.lines().any(|line| !line.is_empty() && text.contains(line)));
 }
 
 #[tokio::test(start_paused = true)]
