@@ -32,6 +32,9 @@ const CHUNK_BYTES: usize = 32 * 1024;
 /// inside tiktoken-rs); chunks holding one are counted in parts instead.
 const MAX_WHITESPACE_RUN: usize = 4096;
 
+/// The smallest chunk `count_up_to` asks for: below it, per-chunk overhead dominates.
+const MIN_CHUNK_BYTES: usize = 1024;
+
 /// Below this size a chunk that the tokenizer cannot handle is bounded by its byte length.
 const MIN_SPLIT_BYTES: usize = 256;
 
@@ -145,13 +148,25 @@ impl TokenCounter {
             return None;
         }
         let mut total = 0usize;
-        for chunk in SafeChunks::new(text, CHUNK_BYTES) {
+        let mut chunks = SafeChunks::new(text, CHUNK_BYTES);
+        loop {
+            // Size each chunk by what is left to count before the limit: text runs about 3–4
+            // bytes a token, so 3 bytes per missing token rarely overshoots by much, and a
+            // decision near the threshold counts little more than the threshold.
+            let missing = limit.saturating_sub(total).saturating_add(1);
+            chunks.set_target(
+                missing
+                    .saturating_mul(3)
+                    .clamp(MIN_CHUNK_BYTES, CHUNK_BYTES),
+            );
+            let Some(chunk) = chunks.next() else {
+                return Some(total);
+            };
             total += self.count_chunk(chunk);
             if total > limit {
                 return None;
             }
         }
-        Some(total)
     }
 
     /// Whether `text` is certainly within `limit` tokens without counting: every token is at
@@ -304,6 +319,11 @@ impl<'t> SafeChunks<'t> {
             target: target.max(64),
         }
     }
+
+    /// Changes the size the next chunks aim for.
+    pub(crate) fn set_target(&mut self, target: usize) {
+        self.target = target.max(64);
+    }
 }
 
 impl<'t> Iterator for SafeChunks<'t> {
@@ -435,6 +455,21 @@ mod tests {
         for c in both() {
             let whole = c.bpe.encode_ordinary(&text).len();
             assert_eq!(c.count(&text), whole, "{:?}", c.encoding());
+        }
+    }
+
+    #[test]
+    fn count_up_to_is_exact_at_the_limit_with_small_chunks() {
+        let text: String = (0..3000)
+            .map(|i| format!("  \"k{i}\": [{i}, \"v {i}\"],\n/x{i}\n"))
+            .collect();
+        for c in both() {
+            let exact = c.bpe.encode_ordinary(&text).len();
+            assert_eq!(c.count_up_to(&text, exact), Some(exact));
+            assert_eq!(c.count_up_to(&text, exact - 1), None);
+            let prefix = &text[..text.len() / 3];
+            let exact_prefix = c.bpe.encode_ordinary(prefix).len();
+            assert_eq!(c.count_up_to(prefix, exact_prefix + 10), Some(exact_prefix));
         }
     }
 

@@ -351,7 +351,12 @@ async fn the_deadline_gives_the_extractive_condensing_of_the_whole() {
     assert!(!outcome.text.is_empty());
     assert!(counter().count(&outcome.text) <= 100);
     // Extractive: lines of the input itself, not a model's words.
-    assert!(outcome.text.lines().any(|line| !line.is_empty() && text.contains(line)));
+    assert!(
+        outcome
+            .text
+            .lines()
+            .any(|line| !line.is_empty() && text.contains(line))
+    );
 }
 
 #[tokio::test(start_paused = true)]
