@@ -76,7 +76,6 @@ struct Builder<'q> {
     query: Option<&'q Query>,
     max_unit_bytes: usize,
     blocks: u32,
-    overview: Option<String>,
 }
 
 impl<'q> Builder<'q> {
@@ -88,7 +87,6 @@ impl<'q> Builder<'q> {
             query,
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
-            overview: None,
         }
     }
 
@@ -97,7 +95,8 @@ impl<'q> Builder<'q> {
             kind,
             source: self.source.into(),
             units: self.units,
-            overview: self.overview,
+            // The schema line of each record array already gives counts.
+            overview: None,
             noun: "items",
             fields: self.fields,
         }
@@ -238,9 +237,6 @@ impl<'q> Builder<'q> {
                 ..Unit::default()
             },
         );
-        if path.is_empty() && self.overview.is_none() {
-            self.overview = Some(format!("[json: {} records]", items.len()));
-        }
         self.blocks += 1;
         let first_field = self.fields.len();
         let mut field_index: HashMap<String, usize> = HashMap::new();
