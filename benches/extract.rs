@@ -2,7 +2,7 @@
 //!
 //! Inputs are built from the dev corpus (`../shared/corpus/dev` beside the crate, or
 //! `CONDENSE_CORPUS`): a log, a JSON document and command output, each repeated until it holds
-//! at least 100,000 `cl100k_base` tokens. The bench is skipped when the corpus is absent.
+//! about 100,000 `cl100k_base` tokens. The bench is skipped when the corpus is absent.
 //!
 //! ```text
 //! cargo bench --bench extract
@@ -23,16 +23,24 @@ fn corpus_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dev"))
 }
 
-/// The input of `case`, repeated until it has at least `TARGET_TOKENS` tokens.
+/// The input of `case`, repeated until it has `TARGET_TOKENS` tokens (text is then cut back to
+/// about that many at a line end; a JSON document stays whole, so it may have more).
 fn grown(case: &str, file: &str, counter: &TokenCounter) -> Option<(String, usize)> {
     let text = std::fs::read_to_string(corpus_dir().join(case).join(file)).ok()?;
     let per_copy = counter.count(&text).max(1);
     let copies = TARGET_TOKENS.div_ceil(per_copy);
-    let grown = if file.ends_with(".json") && copies > 1 {
+    let grown = if file.ends_with(".json") {
         // A JSON document repeated is no longer JSON; repeat it as elements of an array.
-        format!("[{}]", vec![text.as_str(); copies].join(","))
+        if copies > 1 {
+            format!("[{}]", vec![text.as_str(); copies].join(","))
+        } else {
+            text
+        }
     } else {
-        text.repeat(copies)
+        // Cut back to the target at a line end, so every case is about the same size.
+        let repeated = text.repeat(copies);
+        let head = counter.prefix_within(&repeated, TARGET_TOKENS);
+        head[..head.rfind('\n').map_or(head.len(), |i| i + 1)].to_owned()
     };
     let tokens = counter.count(&grown);
     Some((grown, tokens))

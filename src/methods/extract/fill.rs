@@ -182,6 +182,17 @@ fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> 
             }
         }
     }
+    // A lone omitted unit between two kept ones costs about what its marker costs: keep it
+    // instead when the budget allows, which reads better and loses nothing.
+    for u in 1..n.saturating_sub(1) {
+        let lone = !selected[u] && selected[u - 1] && selected[u + 1];
+        let context_kept = doc.units[u].parent.is_none_or(|p| selected[p]);
+        let extra = estimate(u) - MARKER_TOKENS;
+        if lone && context_kept && used + extra <= target {
+            selected[u] = true;
+            used += extra;
+        }
+    }
     (selected, with_overview)
 }
 

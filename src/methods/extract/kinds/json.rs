@@ -76,7 +76,6 @@ struct Builder<'q> {
     query: Option<&'q Query>,
     max_unit_bytes: usize,
     blocks: u32,
-    overview: Option<String>,
 }
 
 impl<'q> Builder<'q> {
@@ -88,7 +87,6 @@ impl<'q> Builder<'q> {
             query,
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
-            overview: None,
         }
     }
 
@@ -97,7 +95,8 @@ impl<'q> Builder<'q> {
             kind,
             source: self.source.into(),
             units: self.units,
-            overview: self.overview,
+            // The schema line of each record array already gives counts.
+            overview: None,
             noun: "items",
             fields: self.fields,
         }
@@ -238,9 +237,6 @@ impl<'q> Builder<'q> {
                 ..Unit::default()
             },
         );
-        if path.is_empty() && self.overview.is_none() {
-            self.overview = Some(format!("[json: {} records]", items.len()));
-        }
         self.blocks += 1;
         let first_field = self.fields.len();
         let mut field_index: HashMap<String, usize> = HashMap::new();
@@ -278,7 +274,10 @@ impl<'q> Builder<'q> {
                     return;
                 };
                 let next = first_field + field_index.len();
-                let index = *field_index.entry(key.to_owned()).or_insert(next);
+                let index = match field_index.get(key) {
+                    Some(&index) => index,
+                    None => *field_index.entry(key.to_owned()).or_insert(next),
+                };
                 if index == self.fields.len() {
                     self.fields.push(Field::default());
                 }
@@ -611,19 +610,27 @@ fn mentions(query: &Query, v: &Value) -> bool {
 
 /// Calls `f` with every scalar of `v` down to two levels of objects, keyed by its dotted path.
 fn for_each_scalar(v: &Value, prefix: &str, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
+    let mut path = String::from(prefix);
+    scalars_under(v, &mut path, depth, f);
+}
+
+/// Walks `v` with `path` as the dotted key so far, reusing one buffer for every key.
+fn scalars_under(v: &Value, path: &mut String, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
     let Value::Object(map) = v else { return };
+    let base = path.len();
     for (k, x) in map {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        path.truncate(base);
+        if base > 0 {
+            path.push('.');
+        }
+        path.push_str(k);
         match x {
-            Value::Object(_) if depth < 1 => for_each_scalar(x, &key, depth + 1, f),
+            Value::Object(_) if depth < 1 => scalars_under(x, path, depth + 1, f),
             Value::Object(_) | Value::Array(_) => {}
-            _ => f(&key, x),
+            _ => f(path, x),
         }
     }
+    path.truncate(base);
 }
 
 fn field_value(v: &Value) -> Option<FieldValue> {

@@ -68,6 +68,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             (Style::Text, Level::Error) => 3.0,
             (Style::Text, Level::Warn) => 1.0,
             (Style::Code, _) if is_definition(trimmed) => 1.0,
+            // A search hit that is a definition answers "where is it defined".
+            (Style::Text, _) if grep_content(line).is_some_and(|c| is_definition(c.trim())) => 1.5,
             _ => 0.0,
         };
         // The lines right after an error usually say where and why.
@@ -147,6 +149,16 @@ fn first_word(line: &str) -> Option<&str> {
     line.split_whitespace().next()
 }
 
+/// The matched text of a `grep -n` line (`path:line:text`).
+fn grep_content(line: &str) -> Option<&str> {
+    let (path, rest) = line.split_once(':')?;
+    if path.is_empty() || path.contains(' ') {
+        return None;
+    }
+    let (number, content) = rest.split_once(':')?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(content)
+}
+
 /// A line that only closes a scope is nobody's context.
 fn is_closing(trimmed: &str) -> bool {
     trimmed.starts_with(['}', ')', ']']) || trimmed == "end" || trimmed.starts_with("*/")
@@ -184,6 +196,14 @@ pub(crate) fn is_definition(trimmed: &str) -> bool {
     ];
     KEYWORDS.iter().any(|k| trimmed.starts_with(k))
         || (trimmed.ends_with('{') && trimmed.contains(": function"))
+        || [
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "pub(crate) struct ",
+            "pub const fn ",
+        ]
+        .iter()
+        .any(|k| trimmed.starts_with(k))
 }
 
 #[cfg(test)]
@@ -210,6 +230,13 @@ mod tests {
             Some(3)
         );
         assert_eq!(doc.units[5].block, doc.units[3].block);
+    }
+
+    #[test]
+    fn definitions_found_by_grep_gain_priority() {
+        let text = "src/a.rs:10:    pub(crate) fn detect(x: u8) {\nsrc/a.rs:20:    detect(1);\n";
+        let doc = build(text, Style::Text);
+        assert!(doc.units[0].prior > doc.units[1].prior);
     }
 
     #[test]
