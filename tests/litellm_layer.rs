@@ -10,8 +10,13 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 use crate::litellm::proxy;
 use crate::support::relay::CountingRelay;
 
+/// About 4,500 tokens: condensed, and small enough for one direct call.
 fn health_report() -> String {
-    let mut text: String = (0..2000)
+    sized_report(300)
+}
+
+fn sized_report(lines: usize) -> String {
+    let mut text: String = (0..lines)
         .map(|i| {
             format!(
                 "10:{:02}:{:02} service-{} health check ok ({} ms)\n",
@@ -40,8 +45,14 @@ fn condenser(url: &str, key: &str) -> Condenser {
 }
 
 async fn call(condenser: Condenser) -> ToolResult {
-    let tools =
-        service_fn(|_: ToolCall| async { Ok::<_, Infallible>(ToolResult::text(health_report())) });
+    call_with(condenser, health_report()).await
+}
+
+async fn call_with(condenser: Condenser, output: String) -> ToolResult {
+    let tools = service_fn(move |_: ToolCall| {
+        let output = output.clone();
+        async move { Ok::<_, Infallible>(ToolResult::text(output)) }
+    });
     let mut client = CondenseLayer::new(condenser).layer(tools);
     let call = ToolCall::new("get_health", json!({})).with_query("which service failed?");
     client.ready().await.unwrap().call(call).await.unwrap()
@@ -86,4 +97,23 @@ async fn the_cache_makes_the_second_identical_call_free() {
     );
     assert_eq!(second.meta.as_ref().unwrap()["condense"]["cached"], true);
     assert_eq!(first.content, second.content);
+}
+
+#[tokio::test]
+async fn a_large_output_is_summarized_by_map_reduce_through_the_proxy() {
+    let Some((url, key)) = proxy() else { return };
+    let relay = CountingRelay::start(url.trim_start_matches("http://").to_owned()).await;
+    let result = call_with(condenser(relay.url(), &key), sized_report(2000)).await;
+    let meta = &result.meta.as_ref().unwrap()["condense"];
+    assert_eq!(meta["method"], "llm-map-reduce", "{meta}");
+    assert!(meta["tokens_after"].as_u64().unwrap() <= 400);
+    assert!(
+        relay.requests() >= 5,
+        "one call per chunk at least: {}",
+        relay.requests()
+    );
+    let text = result.content[0].as_text().unwrap();
+    assert!(text.contains("payments-api failed 2 health checks"));
+    // The facts guard keeps the failing line the mock summary does not quote.
+    assert!(text.contains("payments-api health check FAILED"));
 }
