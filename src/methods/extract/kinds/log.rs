@@ -145,18 +145,8 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     }
 }
 
-/// `n` with thousands separators: `1,203`.
-pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `n` with thousands separators: `1,203` (the same grouping the truncation marker uses).
+pub(crate) use crate::methods::truncate::group as thousands;
 
 #[cfg(test)]
 mod tests {
