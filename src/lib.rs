@@ -2,4 +2,6 @@
 pub mod llm;
 pub mod methods;
 pub mod tokens;
-pub use tokens::{estimate_tokens, Encoding, TokenCounter};
+pub use tokens::{Encoding, TokenCounter, estimate_tokens};
+#[cfg(feature = "mcp")]
+pub mod mcp;

@@ -1,0 +1,2 @@
+//! Latency of a pass-through tools/call through the proxy vs directly (filled in below).
+fn main() {}
