@@ -17,12 +17,7 @@ pub struct ExtractHints<'a> {
 /// Condenses `text` to at most `budget` tokens by `counter`, keeping what `hints` ask for.
 ///
 /// Deterministic: the same input, hints and budget give the same bytes.
-pub fn extract(
-    text: &str,
-    hints: &ExtractHints<'_>,
-    budget: usize,
-    counter: &TokenCounter,
-) -> String {
+pub fn extract(text: &str, hints: &ExtractHints<'_>, budget: usize, counter: &TokenCounter) -> String {
     let _ = hints;
     counter.prefix_within(text, budget).to_owned()
 }
