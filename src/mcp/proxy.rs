@@ -17,6 +17,9 @@ use super::settings::ProxySettings;
 use super::upstream::UpstreamSpec;
 use crate::TokenCounter;
 
+/// How long a child upstream gets to exit once its stdin is closed before it is killed.
+const CHILD_EXIT_GRACE: Duration = Duration::from_secs(1);
+
 /// How the proxy runs: the upstream, the configuration file and the client-facing transport.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -108,7 +111,7 @@ async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Resu
     let outcome = running.waiting().await;
     // The client left (stdin closed) or a signal came: stop the upstream before exiting so no
     // child process outlives the proxy.
-    server.close().await;
+    server.close(CHILD_EXIT_GRACE).await;
     shutdown.cancel();
     outcome
         .map(|_| ())

@@ -143,12 +143,13 @@ impl ProxyServer {
         self.upstream_peer().ok().and_then(Peer::peer_info)
     }
 
-    /// Stops the upstream connection (and the child process) and waits until it has stopped.
-    pub(crate) async fn close(&self) {
+    /// Stops the upstream connection: closes the child's stdin and gives it `grace` to exit.
+    /// A child still running after that is killed when the connection drops.
+    pub(crate) async fn close(&self, grace: std::time::Duration) {
         if let Some(upstream) = self.session.upstream.get()
-            && let Some(connection) = upstream.connection.lock().await.take()
+            && let Some(mut connection) = upstream.connection.lock().await.take()
         {
-            let _ = connection.cancel().await;
+            let _ = connection.close_with_timeout(grace).await;
         }
     }
 
