@@ -41,8 +41,5 @@ pub use settings::{
 };
 pub use upstream::UpstreamSpec;
 
-/// Items for the crate's own benches and tests: not part of the stable API.
 #[doc(hidden)]
-pub mod testing {
-    pub use super::proxy::serve_http;
-}
+pub mod testing;
