@@ -1,1 +1,85 @@
-fn main() {}
+//! Core costs: the pass-through decision, exact counting throughput, a cache hit.
+//!
+//! `cargo bench --bench core`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use condense::{Condenser, Config, Encoding, Request, TokenCounter};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn log_text(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 200);
+    let mut i = 0u64;
+    while text.len() < bytes {
+        text.push_str(&format!(
+            "2024-05-01 10:{:02}:{:02},{:03} INFO [worker-{}] handled request id={} path=/api/v1/items/{} in {}ms\n",
+            (i / 60) % 60, i % 60, i % 1000, i % 8, i * 7919, i % 1000, i % 250
+        ));
+        i += 1;
+    }
+    text
+}
+
+fn decision(c: &mut Criterion) {
+    let counter = TokenCounter::default();
+    let mut group = c.benchmark_group("pass-through decision (threshold 4000)");
+    for (name, bytes) in [("4 KB", 4 * 1024), ("1 MB", 1 << 20)] {
+        let text = log_text(bytes);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(name, |b| b.iter(|| counter.exceeds(black_box(&text), 4000)));
+    }
+    // The band the byte bounds cannot settle: 4000 < bytes ≤ 128·4000, counted until past T.
+    let text = log_text(40 * 1024);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("40 KB (counted until past the threshold)", |b| {
+        b.iter(|| counter.exceeds(black_box(&text), 4000))
+    });
+    group.finish();
+}
+
+fn counting(c: &mut Criterion) {
+    let text = log_text(1 << 20);
+    let json = serde_json::to_string_pretty(
+        &(0..6000)
+            .map(|i| serde_json::json!({"id": i, "name": format!("item-{i}"), "tags": ["a", "b"], "score": i as f64 / 7.0}))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut group = c.benchmark_group("exact count");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    for encoding in [Encoding::Cl100kBase, Encoding::O200kBase] {
+        let counter = TokenCounter::new(encoding);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(format!("{encoding} log 1 MB"), |b| {
+            b.iter(|| counter.count(black_box(&text)))
+        });
+        group.throughput(Throughput::Bytes(json.len() as u64));
+        group.bench_function(format!("{encoding} JSON {} KB", json.len() / 1024), |b| {
+            b.iter(|| counter.count(black_box(&json)))
+        });
+    }
+    group.finish();
+}
+
+fn cache_hit(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let condenser = Condenser::new(Config::default()).unwrap();
+    let text = log_text(200 * 1024);
+    let request = Request::new("read_log").query(Some("slow requests"));
+    runtime.block_on(condenser.condense(&text, &request));
+    c.bench_function("cache hit (200 KB output)", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let out = condenser.condense(black_box(&text), &request).await;
+            assert!(out.cached);
+        })
+    });
+}
+
+criterion_group!(benches, decision, counting, cache_hit);
+criterion_main!(benches);

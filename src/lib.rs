@@ -1,7 +1,79 @@
-//! condense
+#![doc = include_str!("../README.md")]
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod layer;
 pub mod llm;
 pub mod methods;
+pub mod policy;
+pub mod prompts;
+pub mod store;
 pub mod tokens;
-pub use tokens::{Encoding, TokenCounter, estimate_tokens};
+pub mod tool;
+
 #[cfg(feature = "mcp")]
 pub mod mcp;
+
+pub use config::{Config, Mode, Rule};
+pub use engine::{
+    CallInfo, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,
+};
+pub use error::{ConfigError, PromptError, RetrieveError};
+pub use layer::{Condense, CondenseLayer};
+pub use llm::{LiteLlm, LlmError, Summarizer};
+pub use store::Selection;
+pub use tokens::{Encoding, TokenCounter, estimate_tokens};
+pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};
+
+use tower::{Service, ServiceExt};
+
+/// Calls one tool through a condensing client with an explicit query and budget: the result
+/// comes back whole when it has at most `budget` tokens, and condensed to `budget` tokens,
+/// focused on `query`, when it has more.
+///
+/// # Errors
+///
+/// Only the tool client's own errors; condensing never fails the call.
+///
+/// ```
+/// use std::convert::Infallible;
+///
+/// use condense::{CondenseLayer, Condenser, Config, ToolCall, ToolResult, call_tool_summarized};
+/// use tower::{Layer, service_fn};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let tools = service_fn(|_call: ToolCall| async {
+///     let rows: String = (0..3000).map(|i| format!("pkg-{i} 1.0.{i} installed\n")).collect();
+///     Ok::<_, Infallible>(ToolResult::text(rows))
+/// });
+/// let mut client = CondenseLayer::new(Condenser::new(Config::default()).unwrap()).layer(tools);
+/// let result = call_tool_summarized(
+///     &mut client,
+///     "list_packages",
+///     serde_json::json!({}),
+///     Some("which version of pkg-2024 is installed?"),
+///     300,
+/// )
+/// .await
+/// .unwrap();
+/// let text = result.content[0].as_text().unwrap();
+/// assert!(text.contains("pkg-2024 1.0.2024"));
+/// # });
+/// ```
+pub async fn call_tool_summarized<S>(
+    client: &mut Condense<S>,
+    tool: &str,
+    arguments: serde_json::Value,
+    query: Option<&str>,
+    budget: usize,
+) -> Result<ToolResult, S::Error>
+where
+    S: Service<ToolCall, Response = ToolResult>,
+{
+    let mut call = ToolCall::new(tool, arguments).with_budget_tokens(budget);
+    if let Some(query) = query {
+        call = call.with_query(query);
+    }
+    client.ready().await?.call(call).await
+}

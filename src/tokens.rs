@@ -322,7 +322,11 @@ impl<'t> Iterator for SafeChunks<'t> {
         let hi = bytes.len().min(self.target * 2);
         let cut = (self.target..hi)
             .find(|&i| is_safe_cut(bytes, i))
-            .or_else(|| (self.target / 2..self.target).rev().find(|&i| is_safe_cut(bytes, i)))
+            .or_else(|| {
+                (self.target / 2..self.target)
+                    .rev()
+                    .find(|&i| is_safe_cut(bytes, i))
+            })
             .unwrap_or_else(|| floor_char_boundary(self.rest, self.target).max(1));
         let cut = if self.rest.is_char_boundary(cut) {
             cut
@@ -384,7 +388,10 @@ pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     if i >= text.len() {
         return text.len();
     }
-    (0..=i).rev().find(|&j| text.is_char_boundary(j)).unwrap_or(0)
+    (0..=i)
+        .rev()
+        .find(|&j| text.is_char_boundary(j))
+        .unwrap_or(0)
 }
 
 /// The smallest char boundary ≥ `i` (clamped to the text).

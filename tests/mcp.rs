@@ -257,10 +257,7 @@ fn large_file_is_condensed_with_header_and_retrievable() {
     let steps = report["steps"].as_array().expect("steps");
 
     let condensed = text_of(&steps[0]);
-    assert!(
-        condensed.starts_with("[condensed by condense"),
-        "{condensed}"
-    );
+    assert!(condensed.starts_with("[condense:"), "{condensed}");
     assert!(
         condensed.len() < 8000,
         "condensed to the budget: {} bytes",
@@ -277,10 +274,7 @@ fn large_file_is_condensed_with_header_and_retrievable() {
     assert!(read.get("outputSchema").is_none(), "{read}");
 
     let with_query = text_of(&steps[1]);
-    assert!(
-        with_query.starts_with("[condensed by condense"),
-        "{with_query}"
-    );
+    assert!(with_query.starts_with("[condense:"), "{with_query}");
 
     // A small result passes byte for byte, structuredContent included.
     assert_eq!(text_of(&steps[2]), "just a few words\n");
@@ -290,9 +284,9 @@ fn large_file_is_condensed_with_header_and_retrievable() {
     );
 
     let reference = condensed
-        .split("ref ")
+        .split("kept as ")
         .nth(1)
-        .and_then(|rest| rest.split(';').next())
+        .and_then(|rest| rest.split(']').next())
         .expect("a ref in the header")
         .to_owned();
     // Retrieval needs the same proxy process that condensed: one client session does both.

@@ -1,3 +1,14 @@
-//! Integration tests: one binary, one module per area.
+//! The integration tests, as one binary (one link instead of many).
 
+mod support;
+
+mod budget;
+mod cli;
+mod engine;
+mod extract;
+mod layer;
+mod litellm;
+mod litellm_layer;
+mod llm;
+mod mapreduce;
 mod mcp;

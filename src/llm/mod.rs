@@ -2,14 +2,25 @@
 //!
 //! The engine renders prompts and decides budgets; a summarizer only sends the messages to a
 //! model and returns its text. [`LiteLlm`] talks to any OpenAI-compatible
-//! `/v1/chat/completions` endpoint (a LiteLLM proxy first).
+//! `/v1/chat/completions` endpoint (a LiteLLM proxy first), retrying per a [`RetryPolicy`] and
+//! never putting its API key in an error or a log.
 
 use std::future::Future;
 use std::pin::Pin;
 
 mod error;
+mod litellm;
+mod redact;
+mod retry;
+mod retry_after;
+mod wire;
 
 pub use error::LlmError;
+pub use litellm::{
+    DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CONCURRENCY, DEFAULT_MODEL, DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT, LiteLlm, LiteLlmBuilder,
+};
+pub use retry::{Backoff, RetryBudget, RetryPolicy};
 
 /// A boxed future, as returned by [`Summarizer::complete`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -24,6 +24,7 @@
 //! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
 
 mod condenser;
+mod engine;
 mod error;
 mod http;
 mod progress;

@@ -1,7 +1,7 @@
 //! Running the proxy: options, the configuration watcher, and the stdio or HTTP front.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -9,13 +9,14 @@ use rmcp::ServiceExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::condenser::LocalCondenser;
+use super::condenser::ResultCondenser;
+use super::engine::EngineCondenser;
 use super::error::ProxyError;
 use super::http;
-use super::server::{ProxyServer, Shared};
-use super::settings::ProxySettings;
+use super::server::{Loaded, ProxyServer, Shared};
+use super::settings::{self, ProxySettings};
 use super::upstream::UpstreamSpec;
-use crate::TokenCounter;
+use crate::{Condenser, Config, TokenCounter};
 
 /// How long a child upstream gets to exit once its stdin is closed before it is killed.
 const CHILD_EXIT_GRACE: Duration = Duration::from_secs(1);
@@ -119,11 +120,8 @@ async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Resu
 }
 
 fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Shared>, ProxyError> {
-    let settings = match &options.config {
-        Some(path) => ProxySettings::load(path)?,
-        None => ProxySettings::new(),
-    };
-    let (sender, receiver) = watch::channel(Arc::new(settings));
+    let loaded = load(options.config.as_deref(), Vec::new())?;
+    let (sender, receiver) = watch::channel(Arc::new(loaded));
     if let Some(path) = options.config.clone() {
         tokio::spawn(watch_config(
             path,
@@ -132,26 +130,54 @@ fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Sh
             shutdown.clone(),
         ));
     }
-    let counter = TokenCounter::default();
     Ok(Arc::new(Shared {
         upstream: options.upstream.clone(),
-        settings: receiver,
-        condenser: Arc::new(LocalCondenser::new(counter)),
-        counter,
+        loaded: receiver,
     }))
 }
 
+/// How many earlier configurations keep answering retrievals after reloads.
+const KEPT_CONDENSERS: usize = 3;
+
+/// Reads the file (or the defaults) into proxy settings and a condensing engine.
+fn load(
+    path: Option<&Path>,
+    previous: Vec<Arc<dyn ResultCondenser>>,
+) -> Result<Loaded, ProxyError> {
+    let invalid = |message: String| ProxyError::Config {
+        path: path.map(Path::to_path_buf).unwrap_or_default(),
+        message,
+    };
+    let text = match path {
+        Some(path) => std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?,
+        None => String::new(),
+    };
+    let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
+    let settings = ProxySettings::from_toml(&text, path.unwrap_or(Path::new("defaults")))?;
+    let engine_text = settings::without_proxy_keys(&text).map_err(invalid)?;
+    let config = Config::from_toml_str_with_env(&engine_text, &origin, std::env::vars())
+        .map_err(|error| invalid(error.to_string()))?;
+    let engine = Condenser::new(config).map_err(|error| invalid(error.to_string()))?;
+    let counter = TokenCounter::new(engine.config().defaults.encoding);
+    Ok(Loaded {
+        settings: Arc::new(settings),
+        condenser: Arc::new(EngineCondenser::new(engine)),
+        counter,
+        previous,
+    })
+}
+
 /// The file's identity for change detection: modification time and length.
-fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.modified().ok()?, metadata.len()))
 }
 
-/// Reloads the settings when the file changes; a bad edit is logged and the old settings kept.
+/// Reloads when the file changes; a bad edit is logged and the old configuration kept.
 async fn watch_config(
     path: PathBuf,
     interval: Duration,
-    sender: watch::Sender<Arc<ProxySettings>>,
+    sender: watch::Sender<Arc<Loaded>>,
     shutdown: CancellationToken,
 ) {
     // Polling keeps this portable and dependency-free; a one-second delay is fine for a file
@@ -169,10 +195,13 @@ async fn watch_config(
             continue;
         }
         last = now;
-        match ProxySettings::load(&path) {
-            Ok(settings) => {
+        let current = sender.borrow().clone();
+        let mut previous = vec![current.condenser.clone()];
+        previous.extend(current.previous.iter().take(KEPT_CONDENSERS - 1).cloned());
+        match load(Some(&path), previous) {
+            Ok(loaded) => {
                 tracing::info!(path = %path.display(), "configuration reloaded");
-                sender.send_replace(Arc::new(settings));
+                sender.send_replace(Arc::new(loaded));
             }
             Err(error) => {
                 tracing::warn!(%error, "configuration not reloaded; the previous one stays in force");
@@ -216,7 +245,7 @@ mod tests {
         let path = dir.join("condense.toml");
         std::fs::write(&path, "[defaults]\nthreshold_tokens = 111\n").expect("write");
         let (sender, receiver) =
-            watch::channel(Arc::new(ProxySettings::load(&path).expect("valid")));
+            watch::channel(Arc::new(load(Some(&path), Vec::new()).expect("valid")));
         let shutdown = CancellationToken::new();
         let watcher = tokio::spawn(watch_config(
             path.clone(),
@@ -227,12 +256,12 @@ mod tests {
 
         std::fs::write(&path, "[defaults]\nthreshold_tokens = \"oops\"\n").expect("write");
         tokio::time::sleep(Duration::from_millis(150)).await;
-        assert_eq!(receiver.borrow().defaults.threshold_tokens, 111);
+        assert_eq!(receiver.borrow().settings.defaults.threshold_tokens, 111);
 
         std::fs::write(&path, "[defaults]\nthreshold_tokens = 222\n").expect("write");
         let mut receiver = receiver;
         tokio::time::timeout(Duration::from_secs(5), async {
-            while receiver.borrow().defaults.threshold_tokens != 222 {
+            while receiver.borrow().settings.defaults.threshold_tokens != 222 {
                 receiver.changed().await.expect("sender alive");
             }
         })

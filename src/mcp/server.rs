@@ -33,7 +33,9 @@ use serde_json::Value;
 use tokio::sync::{OnceCell, watch};
 use tracing::Instrument;
 
-use super::condenser::{CondenseRequest, ResultCondenser, Selection, SummarizeRequest};
+use super::condenser::{
+    CondenseRequest, ResultCondenser, RetrieveError, Selection, SummarizeRequest,
+};
 use super::progress::ProgressRoutes;
 use super::settings::ProxySettings;
 use super::structured;
@@ -47,9 +49,19 @@ use crate::TokenCounter;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) upstream: UpstreamSpec,
-    pub(crate) settings: watch::Receiver<Arc<ProxySettings>>,
+    /// The configuration in force; replaced on reload.
+    pub(crate) loaded: watch::Receiver<Arc<Loaded>>,
+}
+
+/// What one version of the configuration file gives the proxy.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) settings: Arc<ProxySettings>,
     pub(crate) condenser: Arc<dyn ResultCondenser>,
     pub(crate) counter: TokenCounter,
+    /// The condensers of earlier versions, newest first: refs they handed out stay
+    /// retrievable after a reload.
+    pub(crate) previous: Vec<Arc<dyn ResultCondenser>>,
 }
 
 /// One client session: its upstream connection and what the proxy learned from it.
@@ -127,8 +139,12 @@ impl ProxyServer {
         }
     }
 
+    fn loaded(&self) -> Arc<Loaded> {
+        self.shared.loaded.borrow().clone()
+    }
+
     fn settings(&self) -> Arc<ProxySettings> {
-        self.shared.settings.borrow().clone()
+        self.loaded().settings.clone()
     }
 
     fn upstream_peer(&self) -> Result<&Peer<RoleClient>, McpError> {
@@ -191,6 +207,7 @@ impl ProxyServer {
         let name = params.name.to_string();
         let settings = self.settings();
         let mut tool_settings = settings.for_tool(&name);
+        let loaded = self.loaded();
         let query = match query {
             Some(query) => Some(query),
             None if tool_settings.query_argument
@@ -201,8 +218,6 @@ impl ProxyServer {
             None => None,
         };
         if let Some(budget) = budget {
-            // An explicit budget is also the threshold: the caller said how much it can take.
-            tool_settings.threshold_tokens = budget;
             tool_settings.budget_tokens = budget;
         }
         let arguments = params
@@ -236,8 +251,7 @@ impl ProxyServer {
                 return Ok(response);
             };
             let structured_before = result.structured_content.clone();
-            let condensed = self
-                .shared
+            let condensed = loaded
                 .condenser
                 .condense(
                     CondenseRequest {
@@ -245,6 +259,7 @@ impl ProxyServer {
                         arguments: &arguments,
                         query: query.as_deref(),
                         settings: &tool_settings,
+                        budget_override: budget,
                     },
                     result,
                 )
@@ -257,7 +272,7 @@ impl ProxyServer {
                     schema.as_deref(),
                     tool_settings.structured_content,
                     tool_settings.budget_tokens,
-                    &self.shared.counter,
+                    &loaded.counter,
                 );
             }
             tracing::Span::current().record("condensed", condensed.condensed);
@@ -307,7 +322,7 @@ impl ProxyServer {
                 };
                 let focus =
                     (!args.focus_areas.trim().is_empty()).then_some(args.focus_areas.as_str());
-                self.shared
+                self.loaded()
                     .condenser
                     .summarize(SummarizeRequest {
                         content: &args.content,
@@ -323,7 +338,7 @@ impl ProxyServer {
                         Ok(args) => args,
                         Err(message) => return Ok(tool_error(message)),
                     };
-                self.shared
+                self.loaded()
                     .condenser
                     .summarize(SummarizeRequest {
                         content: &args.content,
@@ -344,12 +359,15 @@ impl ProxyServer {
                     pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
                     max_tokens: default_budget.max(settings.defaults.threshold_tokens),
                 };
-                match self
-                    .shared
-                    .condenser
-                    .retrieve(&args.reference, &selection)
-                    .await
-                {
+                let loaded = self.loaded();
+                let mut answer = Err(RetrieveError::UnknownRef(args.reference.clone()));
+                for condenser in std::iter::once(&loaded.condenser).chain(&loaded.previous) {
+                    answer = condenser.retrieve(&args.reference, &selection).await;
+                    if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
+                        break;
+                    }
+                }
+                match answer {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
                 }

@@ -210,6 +210,29 @@ fn apply(base: &ToolSettings, overrides: &Overrides) -> ToolSettings {
     }
 }
 
+/// The configuration text without the keys only the proxy reads (`[proxy]`, and
+/// `query_argument` / `structured_content` in `[defaults]` and `[[tools]]`), for the engine's
+/// strict loader.
+pub(crate) fn without_proxy_keys(text: &str) -> Result<String, String> {
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+    table.remove("proxy");
+    let strip = |rule: &mut toml::Table| {
+        rule.remove("query_argument");
+        rule.remove("structured_content");
+    };
+    if let Some(toml::Value::Table(defaults)) = table.get_mut("defaults") {
+        strip(defaults);
+    }
+    if let Some(toml::Value::Array(tools)) = table.get_mut("tools") {
+        for rule in tools {
+            if let toml::Value::Table(rule) = rule {
+                strip(rule);
+            }
+        }
+    }
+    toml::to_string(&table).map_err(|e| e.to_string())
+}
+
 /// Shell-style glob: `*` matches any run of characters, `?` one character.
 fn glob_matches(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
@@ -302,6 +325,20 @@ mod tests {
     fn unknown_keys_are_left_to_the_main_loader() {
         let settings = parse("[llm]\nbase_url = \"http://x\"\n[cache]\nttl_s = 5\n");
         assert_eq!(settings, ProxySettings::new());
+    }
+
+    #[test]
+    fn proxy_keys_are_hidden_from_the_engine_loader() {
+        let text = "[defaults]\nthreshold_tokens = 5\nstructured_content = \"keep\"\n[proxy]\nquery_argument_name = \"q\"\n[[tools]]\nmatch = \"x\"\nquery_argument = false\n";
+        let stripped = without_proxy_keys(text).expect("toml");
+        assert!(
+            !stripped.contains("proxy")
+                && !stripped.contains("query_argument")
+                && !stripped.contains("structured_content"),
+            "{stripped}"
+        );
+        assert!(stripped.contains("threshold_tokens = 5"), "{stripped}");
+        crate::Config::from_toml_str(&stripped, "t").expect("the engine accepts the rest");
     }
 
     #[test]

@@ -1,3 +1,7 @@
-//! The rungs of the condensing ladder.
+//! The rungs of the condensing ladder, and what they share.
 
+pub mod chunk;
 pub mod extract;
+pub mod mapreduce;
+pub mod truncate;
+pub mod verify;

@@ -1,41 +1,39 @@
-//! The `condense` command line.
+//! The `condense` command: a thin shell over the library.
+
+mod cli;
+mod compress;
+mod logging;
+#[cfg(feature = "mcp")]
+mod proxy_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-mod proxy_cmd;
-
-/// Keeps large tool results out of an agent's context window.
-#[derive(Debug, Parser)]
-#[command(name = "condense", version, about)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Relay to an MCP server and condense its large tool results.
-    Proxy(proxy_cmd::ProxyArgs),
-}
-
-#[tokio::main]
-async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Logs go to stderr whatever the mode: in stdio mode stdout is the protocol.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CONDENSE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
-        )
-        .init();
-    let outcome = match cli.command {
-        Command::Proxy(args) => proxy_cmd::run(args).await,
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    if let Err(error) = logging::init(cli.log_format, &cli.log, &cli.service) {
+        eprintln!("condense: {error:#}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("condense: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
     };
-    match outcome {
+    let result = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Compress(args) => compress::run(args).await,
+            #[cfg(feature = "mcp")]
+            cli::Command::Proxy(args) => proxy_cmd::run(args).await,
+        }
+    });
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("condense: {error:#}");

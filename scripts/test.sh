@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs condense's whole test suite on a fresh machine: installs what the tests talk to (a LiteLLM
+# proxy in a venv, MCP servers and a Python MCP client — all under target/, ignored by git),
+# starts the proxy on 127.0.0.1, checks formatting and lints, runs every test, and stops the
+# proxy. Re-runs skip the installs.
+#
+# Usage: scripts/test.sh [extra cargo test arguments]
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+if ! command -v cargo >/dev/null; then
+    echo "scripts/test.sh: cargo is not installed; install Rust from https://rustup.rs" >&2
+    exit 1
+fi
+
+step "LiteLLM proxy (mock models)"
+scripts/litellm/install.sh >&2
+eval "$(scripts/litellm/start.sh)"
+trap 'scripts/litellm/stop.sh' EXIT
+
+if [[ -x scripts/mcp/install.sh ]]; then
+    step "MCP servers and client"
+    eval "$(scripts/mcp/install.sh)"
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test"
+# Unit, integration and doc tests (benches are built by clippy above; run them with cargo bench).
+cargo test "$@"

@@ -1,0 +1,297 @@
+//! What kind of output a text is, decided from a sample of its start. Never fails: whatever is
+//! not recognised is plain text, handled as lines.
+
+use std::fmt;
+
+use super::kinds::{csv, log};
+
+/// The kinds of tool output the extractive compressor tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ContentKind {
+    /// One JSON document (object or array).
+    Json,
+    /// One JSON value per line.
+    JsonLines,
+    /// Log lines with timestamps or levels.
+    Log,
+    /// Comma- or tab-separated rows under a header.
+    Csv,
+    /// Markdown or similar lightly marked-up prose.
+    Markdown,
+    /// An HTML page.
+    Html,
+    /// Source code.
+    Code,
+    /// Anything else: command output, plain text.
+    Text,
+}
+
+impl ContentKind {
+    /// A short lowercase name, as shown in stats.
+    pub fn name(self) -> &'static str {
+        match self {
+            ContentKind::Json => "json",
+            ContentKind::JsonLines => "jsonl",
+            ContentKind::Log => "log",
+            ContentKind::Csv => "csv",
+            ContentKind::Markdown => "markdown",
+            ContentKind::Html => "html",
+            ContentKind::Code => "code",
+            ContentKind::Text => "text",
+        }
+    }
+}
+
+impl fmt::Display for ContentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How much of the start of a text detection looks at.
+const SAMPLE_BYTES: usize = 64 * 1024;
+/// How many non-blank lines of the sample the line-based tests look at.
+const SAMPLE_LINES: usize = 200;
+
+/// Detects the kind of `text`. JSON is recognised by parsing (the parsed value is returned so it
+/// is parsed only once); the other kinds by cheap tests on a sample of lines.
+pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+            if value.is_object() || value.is_array() {
+                return (ContentKind::Json, Some(value));
+            }
+        }
+        if looks_like_json_lines(trimmed) {
+            return (ContentKind::JsonLines, None);
+        }
+    }
+    let sample = &text[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
+    if looks_like_html(sample) {
+        return (ContentKind::Html, None);
+    }
+    let lines: Vec<&str> = sample
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(SAMPLE_LINES)
+        .collect();
+    if lines.is_empty() {
+        return (ContentKind::Text, None);
+    }
+    // A long file's head can be unlike its body (a licence header, module docs): the kinds
+    // that are about the body look at lines from across the text as well.
+    let spread = spread_lines(text);
+    if csv::looks_like_csv(&lines) {
+        return (ContentKind::Csv, None);
+    }
+    let log_like = spread.iter().filter(|l| log::starts_entry(l)).count();
+    if log_like * 10 >= spread.len() * 6 {
+        return (ContentKind::Log, None);
+    }
+    if looks_like_markdown(&lines) {
+        return (ContentKind::Markdown, None);
+    }
+    // Text that starts like JSON but does not parse is a broken document, not source code.
+    let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
+    if !broken_json && looks_like_code(&spread) {
+        return (ContentKind::Code, None);
+    }
+    (ContentKind::Text, None)
+}
+
+/// Non-blank lines from four windows spread over `text` (start, a third, two thirds, end).
+fn spread_lines(text: &str) -> Vec<&str> {
+    const WINDOW: usize = SAMPLE_BYTES / 4;
+    let mut lines = Vec::new();
+    for quarter in 0..4 {
+        let from = crate::tokens::floor_char_boundary(
+            text,
+            text.len().saturating_sub(WINDOW) * quarter / 3,
+        );
+        let to = crate::tokens::floor_char_boundary(text, from + WINDOW);
+        let window = &text[from..to];
+        // Skip the partial first line of a window that starts mid-text.
+        let window = if from > 0 {
+            window.split_once('\n').map_or("", |(_, rest)| rest)
+        } else {
+            window
+        };
+        lines.extend(
+            window
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(SAMPLE_LINES / 4),
+        );
+    }
+    lines
+}
+
+fn looks_like_json_lines(text: &str) -> bool {
+    let mut total = 0;
+    let mut parsed = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()).take(20) {
+        total += 1;
+        let line = line.trim();
+        if (line.starts_with('{') || line.starts_with('['))
+            && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
+        {
+            parsed += 1;
+        }
+    }
+    total >= 2 && parsed * 10 >= total * 8
+}
+
+fn looks_like_html(sample: &str) -> bool {
+    let head = &sample[..crate::tokens::floor_char_boundary(sample, 4096)];
+    let lower = head.to_ascii_lowercase();
+    let start = lower.trim_start();
+    if start.starts_with("<!doctype html") || start.starts_with("<html") {
+        return true;
+    }
+    // A fragment: mostly tags, with block-level ones among them.
+    start.starts_with('<')
+        && ["<div", "<p>", "<p ", "<body", "<table", "<head"]
+            .iter()
+            .any(|tag| lower.contains(tag))
+}
+
+fn looks_like_markdown(lines: &[&str]) -> bool {
+    let mut headings = 0;
+    let mut marks = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_end();
+        let atx = t.starts_with('#') && t.trim_start_matches('#').starts_with(' ');
+        // An underline counts when it and the line above start at the margin.
+        let setext = i > 0
+            && is_setext_underline(t)
+            && !t.starts_with([' ', '\t'])
+            && !lines[i - 1].starts_with([' ', '\t']);
+        if atx || setext {
+            headings += 1;
+        } else if t.starts_with("```")
+            || t.starts_with("* ")
+            || t.starts_with("- ")
+            || t.contains("](")
+        {
+            marks += 1;
+        }
+    }
+    headings >= 2 || (headings >= 1 && marks >= 3)
+}
+
+/// A line of `===` or `---` under a line of text makes that line a heading.
+pub(crate) fn is_setext_underline(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 3 && (t.bytes().all(|b| b == b'=') || t.bytes().all(|b| b == b'-'))
+}
+
+fn looks_like_code(lines: &[&str]) -> bool {
+    // `grep -n` output carries code but is a list of matches, best read as lines.
+    let grep_like = lines.iter().filter(|l| is_grep_line(l)).count();
+    if grep_like * 2 >= lines.len() {
+        return false;
+    }
+    const STARTS: &[&str] = &[
+        "fn ",
+        "pub ",
+        "use ",
+        "impl ",
+        "struct ",
+        "enum ",
+        "let ",
+        "def ",
+        "class ",
+        "import ",
+        "from ",
+        "function ",
+        "const ",
+        "var ",
+        "return ",
+        "if ",
+        "if (",
+        "for ",
+        "for (",
+        "while ",
+        "else",
+        "}",
+        "{",
+        "//",
+        "/*",
+        "* ",
+        "*/",
+        "#include",
+        "#define",
+        "package ",
+        "func ",
+        "public ",
+        "private ",
+        "static ",
+        "@",
+        "try",
+        "catch",
+        "switch",
+        "case ",
+    ];
+    let codey = lines
+        .iter()
+        .filter(|l| {
+            let t = l.trim();
+            STARTS.iter().any(|s| t.starts_with(s))
+                || t.ends_with('{')
+                || t.ends_with(';')
+                || t.ends_with("):")
+        })
+        .count();
+    codey * 10 >= lines.len() * 4
+}
+
+/// `path:line:` at the start of a line, as `grep -n` prints.
+fn is_grep_line(line: &str) -> bool {
+    let Some((path, rest)) = line.split_once(':') else {
+        return false;
+    };
+    !path.is_empty()
+        && !path.contains(' ')
+        && rest
+            .split_once(':')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_json_is_text() {
+        assert_eq!(detect("{\"a\": 1,,, oops").0, ContentKind::Text);
+    }
+
+    #[test]
+    fn json_lines_are_recognised() {
+        assert_eq!(
+            detect("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").0,
+            ContentKind::JsonLines
+        );
+    }
+
+    #[test]
+    fn html_is_recognised_by_its_doctype() {
+        assert_eq!(
+            detect("<!DOCTYPE html>\n<html><body><p>x</p></body></html>").0,
+            ContentKind::Html
+        );
+    }
+
+    #[test]
+    fn empty_input_is_text() {
+        assert_eq!(detect("").0, ContentKind::Text);
+    }
+
+    #[test]
+    fn grep_output_is_not_code() {
+        let text = "src/a.rs:1:fn main() {\nsrc/a.rs:2:    let x = 1;\nsrc/b.rs:9:}\n";
+        assert_eq!(detect(text).0, ContentKind::Text);
+    }
+}

@@ -1,0 +1,212 @@
+//! The common shape every kind of output is turned into: a source text cut into units.
+//!
+//! A unit is the smallest piece the compressor keeps or leaves out whole: a log entry, a
+//! paragraph, a CSV row, a JSON record. Units point into one source text (the input itself for
+//! line-based kinds, a rendering of it for HTML and JSON), so kept units are emitted as the exact
+//! bytes they were.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::detect::ContentKind;
+
+/// How severe a unit is, from its log level or the words in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub(crate) enum Level {
+    #[default]
+    None,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    /// The name used in omission markers.
+    pub(crate) fn label(self) -> Option<&'static str> {
+        match self {
+            Level::None => None,
+            Level::Debug => Some("DEBUG"),
+            Level::Info => Some("INFO"),
+            Level::Warn => Some("WARN"),
+            Level::Error => Some("ERROR"),
+        }
+    }
+}
+
+/// One piece of the source that is kept or omitted whole.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Unit {
+    /// Where the unit's text is in [`Doc::source`], without its trailing newline.
+    pub(crate) span: Range<usize>,
+    /// A unit that gives this one its context (a heading, a parent line, a record's schema):
+    /// kept whenever this one is.
+    pub(crate) parent: Option<usize>,
+    /// Units of one small block (a section, a commit, a paragraph) share part of their best
+    /// score, so a match pulls in the rest of what it belongs to.
+    pub(crate) block: Option<u32>,
+    /// Units with the same template (numbers and ids masked) are repeats of one another.
+    pub(crate) template: Option<u64>,
+    /// Importance without any query: errors, rare templates, headings, extremes.
+    pub(crate) prior: f32,
+    /// Structure that frames the whole (a schema, a header row): chosen before anything else.
+    pub(crate) pinned: bool,
+    /// Severity.
+    pub(crate) level: Level,
+    /// How many lines, rows or items the unit stands for, for omission markers.
+    pub(crate) weight: u32,
+}
+
+/// A text cut into units, ready to score and fill.
+#[derive(Debug)]
+pub(crate) struct Doc<'a> {
+    pub(crate) kind: ContentKind,
+    /// The text the units point into.
+    pub(crate) source: Cow<'a, str>,
+    /// Units in source order, without overlaps.
+    pub(crate) units: Vec<Unit>,
+    /// A one-line overview of the whole (counts, levels), emitted first when it fits.
+    pub(crate) overview: Option<String>,
+    /// What a unit's weight counts, for omission markers ("lines", "rows", "items").
+    pub(crate) noun: &'static str,
+    /// Field values of record-like units (CSV rows, JSON records), for rarity and extremes.
+    pub(crate) fields: Vec<Field>,
+}
+
+impl Doc<'_> {
+    /// The text of unit `i`.
+    pub(crate) fn text(&self, i: usize) -> &str {
+        &self.source[self.units[i].span.clone()]
+    }
+}
+
+/// The values one field (a CSV column, a JSON key) takes across sibling records.
+#[derive(Debug, Default)]
+pub(crate) struct Field {
+    /// `(unit, value)` for every record that has the field.
+    pub(crate) values: Vec<(usize, FieldValue)>,
+}
+
+/// A field's value, as rarity and extremes need it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FieldValue {
+    Number(f64),
+    /// A hash of a short text value.
+    Category(u64),
+}
+
+/// Byte ranges of the lines of `text`, without their line terminators.
+pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::with_capacity(text.len() / 48 + 1);
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if b == b'\n' {
+            let end = if i > start && text.as_bytes()[i - 1] == b'\r' {
+                i - 1
+            } else {
+                i
+            };
+            spans.push(start..end);
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        spans.push(start..text.len());
+    }
+    spans
+}
+
+/// A hash of `line` with every word that holds a digit masked, so that repeats of one log
+/// statement with other numbers, ids and timestamps share it.
+pub(crate) fn template_of(line: &str) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for word in line.split_ascii_whitespace() {
+        if word.bytes().any(|b| b.is_ascii_digit()) {
+            hasher.update(b"#");
+        } else {
+            hasher.update(word.as_bytes());
+        }
+        hasher.update(b" ");
+    }
+    hasher.digest()
+}
+
+/// Severity from the words of a line that has no explicit level.
+pub(crate) fn level_from_words(line: &str) -> Level {
+    let mut level = Level::None;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_alphabetic() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        // Every word of interest is 4 to 10 letters long; most words are not.
+        let len = i - start;
+        if !(4..=10).contains(&len) {
+            continue;
+        }
+        let mut word = [0u8; 10];
+        for (w, b) in word.iter_mut().zip(&bytes[start..i]) {
+            *w = b.to_ascii_lowercase();
+        }
+        match &word[..len] {
+            b"error" | b"errors" | b"fatal" | b"exception" | b"traceback" | b"panic"
+            | b"panicked" | b"failed" | b"failure" | b"fail" | b"critical" | b"severe"
+            | b"unmet" | b"abort" | b"aborted" | b"segfault" | b"denied" | b"refused" => {
+                return Level::Error;
+            }
+            b"warn" | b"warning" | b"warnings" | b"deprecated" => level = Level::Warn,
+            _ => {}
+        }
+    }
+    level
+}
+
+/// Leading whitespace and tree-drawing characters, in characters: how deep a line is nested.
+pub(crate) fn indent_of(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| matches!(c, ' ' | '\t' | '│' | '├' | '└' | '─' | '┬' | '|' | '`'))
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_ignore_numbers_and_ids() {
+        assert_eq!(
+            template_of("081109 203615 148 INFO PacketResponder 1 for block blk_-123 terminating"),
+            template_of("081110 101010 9 INFO PacketResponder 2 for block blk_77 terminating"),
+        );
+        assert_ne!(template_of("session opened"), template_of("session closed"));
+    }
+
+    #[test]
+    fn line_spans_drop_carriage_returns() {
+        let text = "a\r\nbb\n\nc";
+        let lines: Vec<&str> = line_spans(text).into_iter().map(|s| &text[s]).collect();
+        assert_eq!(lines, ["a", "bb", "", "c"]);
+    }
+
+    #[test]
+    fn error_words_set_the_level() {
+        assert_eq!(
+            level_from_words("could not compile `x` due to 2 previous errors"),
+            Level::Error
+        );
+        assert_eq!(level_from_words("warning: unused variable"), Level::Warn);
+        assert_eq!(level_from_words("Compiling memchr v2.8.3"), Level::None);
+    }
+
+    #[test]
+    fn tree_characters_count_as_indentation() {
+        assert!(indent_of("│ │ └── semver@5.7.2") > indent_of("├─┬ chai@4.3.7"));
+    }
+}

@@ -1,0 +1,292 @@
+//! Fills the budget: chooses units by score (with their context), emits them in their original
+//! order with a marker for every run of omitted units, and fits the result to the budget by the
+//! exact counter. Sizes are estimated from bytes while choosing; only the emitted text is
+//! counted.
+
+use std::collections::HashMap;
+
+use super::doc::{Doc, Level};
+use super::kinds::log::thousands;
+use crate::TokenCounter;
+
+/// Estimated tokens of one omission marker line (`[… 1,203 similar INFO lines omitted …]`).
+const MARKER_TOKENS: f64 = 11.0;
+/// How much exact text the bytes-per-token ratio is measured on.
+const CALIBRATION_BYTES: usize = 3 * 1024;
+/// Attempts at fitting before the last resort (cutting the emitted text).
+const MAX_ATTEMPTS: usize = 5;
+/// A fit that uses this share of the budget is good enough to stop refining.
+const GOOD_FILL: f64 = 0.92;
+/// Units up to this many bytes (a long line) are ranked by score alone; longer ones by score
+/// per square root of their length in such lines.
+const SHORT_UNIT_BYTES: f32 = 160.0;
+/// A kept log line is marked with its omitted repeats when there are at least this many.
+const MIN_FOLDED: usize = 3;
+/// Longest chain of context units pulled in with one unit.
+const MAX_CONTEXT_DEPTH: usize = 12;
+
+/// The emitted text and what it holds.
+#[derive(Debug, Default)]
+pub(crate) struct Filled {
+    pub(crate) text: String,
+    pub(crate) tokens: usize,
+    pub(crate) kept_units: usize,
+    pub(crate) omitted_units: usize,
+}
+
+pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &TokenCounter) -> Filled {
+    let n = doc.units.len();
+    // Value per token: a unit much longer than a line has to score higher to be worth its
+    // room, so one long line cannot crowd out many short ones of nearly the same score.
+    let value: Vec<f32> = doc
+        .units
+        .iter()
+        .zip(scores)
+        .map(|(u, &s)| {
+            let lines = u.span.len() as f32 / SHORT_UNIT_BYTES;
+            if s > 0.0 && lines > 1.0 {
+                s / lines.sqrt()
+            } else {
+                s
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (ua, ub) = (&doc.units[a], &doc.units[b]);
+        ub.pinned
+            .cmp(&ua.pinned)
+            .then(value[b].total_cmp(&value[a]))
+            .then(a.cmp(&b))
+    });
+    let bytes_per_token = calibrate(doc, &order, counter);
+    let mut target = budget as f64 * 0.97;
+    // The smallest target known to overflow: growing never goes past it.
+    let mut too_big = f64::INFINITY;
+    let mut best: Option<Filled> = None;
+    let mut last = Filled::default();
+    for _ in 0..MAX_ATTEMPTS {
+        let (selected, with_overview) = select(doc, &order, target, bytes_per_token);
+        let text = render(doc, &selected, with_overview);
+        let kept_units = selected.iter().filter(|&&s| s).count();
+        let everything = kept_units == n;
+        let next = match counter.count_up_to(&text, budget) {
+            Some(tokens) => {
+                let good = tokens as f64 >= budget as f64 * GOOD_FILL || everything;
+                let grown = target * (budget as f64 / tokens.max(1) as f64).min(1.6) * 0.99;
+                let filled = Filled {
+                    text,
+                    tokens,
+                    kept_units,
+                    omitted_units: n - kept_units,
+                };
+                if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
+                    best = Some(filled);
+                }
+                if good {
+                    break;
+                }
+                grown.min((target + too_big) / 2.0)
+            }
+            None => {
+                let tokens = counter.count(&text);
+                too_big = too_big.min(target);
+                last = Filled {
+                    text,
+                    tokens,
+                    kept_units,
+                    omitted_units: n - kept_units,
+                };
+                target * budget as f64 / tokens.max(1) as f64 * 0.98
+            }
+        };
+        // Steps this small change nothing worth another count.
+        if (next - target).abs() < target * 0.01 {
+            break;
+        }
+        target = next;
+    }
+    best.unwrap_or_else(|| {
+        // Every attempt was over: keep the head of the last one, which is cut to fit exactly.
+        let text = counter.prefix_within(&last.text, budget).to_owned();
+        Filled {
+            tokens: counter.count(&text),
+            text,
+            ..last
+        }
+    })
+}
+
+/// Bytes per token of the units most likely to be emitted, measured exactly.
+fn calibrate(doc: &Doc<'_>, order: &[usize], counter: &TokenCounter) -> f64 {
+    let mut sample = String::new();
+    for &u in order {
+        if sample.len() >= CALIBRATION_BYTES {
+            break;
+        }
+        sample.push_str(doc.text(u));
+        sample.push('\n');
+    }
+    if sample.is_empty() {
+        return 3.0;
+    }
+    let tokens = counter.count(&sample).max(1);
+    (sample.len() as f64 / tokens as f64).clamp(1.0, 8.0)
+}
+
+/// Chooses units by `order` while the estimate stays within `target` tokens; says whether the
+/// overview line fits too (it is cheap, and skipped only under a tiny budget).
+fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> (Vec<bool>, bool) {
+    let n = doc.units.len();
+    let mut selected = vec![false; n];
+    let estimate = |u: usize| doc.units[u].span.len() as f64 / bytes_per_token + 1.0;
+    let overview = doc
+        .overview
+        .as_ref()
+        .map_or(0.0, |o| o.len() as f64 / bytes_per_token + 1.0);
+    let with_overview = doc.overview.is_some() && overview <= target * 0.1;
+    // With nothing chosen, everything is one omitted run.
+    let mut used = if with_overview { overview } else { 0.0 };
+    if n > 0 {
+        used += MARKER_TOKENS;
+    }
+    let mut chain = Vec::with_capacity(MAX_CONTEXT_DEPTH);
+    for &u in order {
+        if used >= target - 2.0 {
+            break;
+        }
+        if selected[u] {
+            continue;
+        }
+        chain.clear();
+        let mut next = Some(u);
+        while let Some(c) = next {
+            if selected[c] || chain.len() >= MAX_CONTEXT_DEPTH {
+                break;
+            }
+            chain.push(c);
+            next = doc.units[c].parent;
+        }
+        let mut cost = 0.0;
+        let mut gap_delta = 0.0;
+        for &c in &chain {
+            selected[c] = true;
+            cost += estimate(c);
+            gap_delta += gap_change(&selected, c);
+        }
+        if used + cost + gap_delta * MARKER_TOKENS <= target {
+            used += cost + gap_delta * MARKER_TOKENS;
+        } else {
+            for &c in &chain {
+                selected[c] = false;
+            }
+        }
+    }
+    (selected, with_overview)
+}
+
+/// How the number of omitted runs changes when unit `u` (just marked) is kept.
+fn gap_change(selected: &[bool], u: usize) -> f64 {
+    let left = u == 0 || selected[u - 1];
+    let right = u + 1 >= selected.len() || selected[u + 1];
+    match (left, right) {
+        (true, true) => -1.0,
+        (false, false) => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// The kept units in source order, with a marker for each run of omitted ones.
+fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
+    let mut out = String::new();
+    if let Some(overview) = doc.overview.as_ref().filter(|_| with_overview) {
+        out.push_str(overview);
+        out.push('\n');
+    }
+    let mut folded = fold_counts(doc, selected);
+    let mut i = 0;
+    let n = doc.units.len();
+    while i < n {
+        if selected[i] {
+            out.push_str(doc.text(i));
+            // The first kept line of a template says how many of its repeats were left out.
+            if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
+                out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
+            }
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < n && !selected[i] {
+            i += 1;
+        }
+        let neighbours = [start.checked_sub(1), (i < n).then_some(i)];
+        out.push_str(&marker(doc, start..i, neighbours));
+        out.push('\n');
+    }
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// For logs: templates with at least `MIN_FOLDED` omitted repeats, and how many were omitted.
+fn fold_counts(doc: &Doc<'_>, selected: &[bool]) -> HashMap<u64, usize> {
+    let mut counts: HashMap<u64, (usize, usize)> = HashMap::new();
+    if doc.kind != super::detect::ContentKind::Log {
+        return HashMap::new();
+    }
+    for (unit, &kept) in doc.units.iter().zip(selected) {
+        if let Some(t) = unit.template {
+            let entry = counts.entry(t).or_default();
+            entry.0 += unit.weight as usize;
+            if kept {
+                entry.1 += unit.weight as usize;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, (total, kept))| kept > 0 && total - kept >= MIN_FOLDED)
+        .map(|(t, (total, kept))| (t, total - kept))
+        .collect()
+}
+
+/// `[… 1,203 similar INFO lines omitted …]`: how many, and what they have in common ("similar":
+/// the same template as a kept neighbour).
+fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_around: [Option<usize>; 2]) -> String {
+    let units = &doc.units[run];
+    let count: usize = units.iter().map(|u| u.weight as usize).sum();
+    let template = units[0].template;
+    let similar = template.is_some()
+        && units.len() > 1
+        && units.iter().all(|u| u.template == template)
+        && kept_around
+            .iter()
+            .flatten()
+            .any(|&k| doc.units[k].template == template);
+    let level = units[0].level;
+    let level = (doc.kind == super::detect::ContentKind::Log
+        && level != Level::None
+        && units.iter().all(|u| u.level == level))
+    .then(|| level.label())
+    .flatten();
+    let noun = if count == 1 {
+        doc.noun.trim_end_matches('s')
+    } else {
+        doc.noun
+    };
+    let mut text = format!("[… {}", thousands(count));
+    if similar {
+        text.push_str(" similar");
+    }
+    if let Some(level) = level {
+        text.push(' ');
+        text.push_str(level);
+    }
+    text.push(' ');
+    text.push_str(noun);
+    text.push_str(" omitted …]");
+    text
+}

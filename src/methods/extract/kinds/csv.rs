@@ -1,0 +1,146 @@
+//! CSV and TSV: the header row frames the table; each row is a unit; every column's values
+//! feed rarity and extremes (the slowest run, the one odd count).
+
+use crate::methods::extract::detect::ContentKind;
+use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Unit};
+
+/// The delimiter of a table whose lines mostly split into the header's number of fields.
+fn delimiter(lines: &[&str]) -> Option<u8> {
+    let header = lines.first()?;
+    [b'\t', b',', b';', b'|'].into_iter().find(|&d| {
+        let columns = split(header, d).len();
+        let min_columns = if d == b'\t' { 2 } else { 3 };
+        columns >= min_columns && {
+            let same = lines
+                .iter()
+                .filter(|l| split(l, d).len() == columns)
+                .count();
+            same * 10 >= lines.len() * 9 && lines.len() >= 3
+        }
+    })
+}
+
+/// Whether a sample of non-blank lines reads as a delimited table.
+pub(crate) fn looks_like_csv(lines: &[&str]) -> bool {
+    delimiter(lines).is_some()
+}
+
+/// The cells of one line, honouring double quotes.
+fn split(line: &str, delimiter: u8) -> Vec<&str> {
+    let mut cells = Vec::new();
+    let bytes = line.as_bytes();
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if b == delimiter && !quoted {
+            cells.push(&line[start..i]);
+            start = i + 1;
+        }
+    }
+    cells.push(&line[start..]);
+    cells
+}
+
+pub(crate) fn build(text: &str) -> Doc<'_> {
+    let spans: Vec<_> = doc::line_spans(text)
+        .into_iter()
+        .filter(|s| !text[s.clone()].trim().is_empty())
+        .collect();
+    let sample: Vec<&str> = spans.iter().take(200).map(|s| &text[s.clone()]).collect();
+    let delim = delimiter(&sample).unwrap_or(b',');
+    let mut units = Vec::with_capacity(spans.len());
+    let header_columns = sample.first().map_or(0, |h| split(h, delim).len());
+    let mut columns: Vec<Vec<(usize, &str)>> = vec![Vec::new(); header_columns];
+    for (row, span) in spans.into_iter().enumerate() {
+        let line = &text[span.clone()];
+        let cells = split(line, delim);
+        let index = units.len();
+        let mut template = xxhash_rust::xxh3::Xxh3::new();
+        if row > 0 {
+            for (column, cell) in cells.iter().enumerate().take(header_columns) {
+                columns[column].push((index, cell.trim().trim_matches('"')));
+                if cell.trim().parse::<f64>().is_err() {
+                    template.update(cell.as_bytes());
+                }
+                template.update(b",");
+            }
+        }
+        units.push(Unit {
+            span,
+            pinned: row == 0,
+            parent: None,
+            template: (row > 0).then(|| template.digest()),
+            level: doc::level_from_words(line),
+            weight: 1,
+            ..Unit::default()
+        });
+    }
+    let fields = columns.iter().map(|values| column_field(values)).collect();
+    let rows = units.len().saturating_sub(1);
+    Doc {
+        kind: ContentKind::Csv,
+        source: text.into(),
+        overview: Some(format!(
+            "[table: {} rows × {} columns]",
+            super::log::thousands(rows),
+            header_columns
+        )),
+        units,
+        noun: "rows",
+        fields,
+    }
+}
+
+/// A column as numbers when nearly all its cells are numbers, otherwise as categories.
+fn column_field(values: &[(usize, &str)]) -> Field {
+    let numeric = values
+        .iter()
+        .filter(|(_, v)| v.parse::<f64>().is_ok())
+        .count();
+    let as_numbers = !values.is_empty() && numeric * 10 >= values.len() * 9;
+    Field {
+        values: values
+            .iter()
+            .filter_map(|&(unit, v)| {
+                if as_numbers {
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|n| n.is_finite())
+                        .map(|n| (unit, FieldValue::Number(n)))
+                } else {
+                    Some((
+                        unit,
+                        FieldValue::Category(xxhash_rust::xxh3::xxh3_64(v.as_bytes())),
+                    ))
+                }
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_delimiters_do_not_split_cells() {
+        assert_eq!(split("a,\"b,c\",d", b','), ["a", "\"b,c\"", "d"]);
+    }
+
+    #[test]
+    fn header_is_pinned_and_columns_become_fields() {
+        let text = "name,duration\nrg,0.1\nag,0.3\ngrep,7.5\n";
+        let doc = build(text);
+        assert!(doc.units[0].pinned);
+        assert_eq!(doc.fields.len(), 2);
+        assert!(matches!(doc.fields[1].values[2], (3, FieldValue::Number(n)) if n == 7.5));
+    }
+
+    #[test]
+    fn prose_with_commas_is_not_a_table() {
+        let lines = ["Hello, world, again", "This is prose.", "More, prose here"];
+        assert!(!looks_like_csv(&lines));
+    }
+}

@@ -1,0 +1,264 @@
+//! HTML to readable text with a small tag scanner: no DOM, no dependency. Headings become
+//! `#` lines, list items `- ` lines, table rows ` | `-separated lines; scripts, styles and
+//! comments are dropped; entities are decoded.
+
+/// Elements whose content is never text for a reader.
+const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "head"];
+/// Elements that start a new line.
+const BLOCKS: &[&str] = &[
+    "p",
+    "div",
+    "br",
+    "li",
+    "tr",
+    "table",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "blockquote",
+    "pre",
+    "figure",
+    "figcaption",
+    "caption",
+    "form",
+    "hr",
+    "main",
+    "title",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "body",
+    "html",
+];
+
+/// The readable text of `html`, one block per line.
+pub(crate) fn to_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 3);
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    let mut in_pre = 0usize;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            let end = memchr_lt(bytes, i);
+            push_text(&mut out, &html[i..end], in_pre > 0);
+            i = end;
+            continue;
+        }
+        if html[i..].starts_with("<!--") {
+            i = html[i..].find("-->").map_or(bytes.len(), |e| i + e + 3);
+            continue;
+        }
+        let Some(close) = html[i..].find('>').map(|e| i + e) else {
+            // A `<` that opens no tag is text.
+            push_text(&mut out, &html[i..], in_pre > 0);
+            break;
+        };
+        let tag = &html[i + 1..close];
+        let closing = tag.starts_with('/');
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        i = close + 1;
+        if name.is_empty() {
+            continue;
+        }
+        if !closing && SKIPPED.contains(&name.as_str()) && !tag.ends_with('/') {
+            // Skip to the matching close tag (case-insensitively).
+            let needle = format!("</{name}");
+            i = find_ascii_ci(html, i, &needle).map_or(bytes.len(), |at| {
+                html[at..].find('>').map_or(bytes.len(), |e| at + e + 1)
+            });
+            if name == "head" {
+                // The title is worth keeping even though the rest of <head> is not.
+                if let Some(title) = title_of(&html[..i]) {
+                    out.push_str("# ");
+                    out.push_str(&title);
+                    out.push('\n');
+                }
+            }
+            continue;
+        }
+        match name.as_str() {
+            "pre" => {
+                in_pre = if closing {
+                    in_pre.saturating_sub(1)
+                } else {
+                    in_pre + 1
+                }
+            }
+            "td" | "th" if !closing && !out.ends_with('\n') && !out.is_empty() => {
+                out.push_str(" | ");
+            }
+            _ => {}
+        }
+        if BLOCKS.contains(&name.as_str()) {
+            newline(&mut out);
+            if !closing {
+                if let Some(level) = name.strip_prefix('h').and_then(|d| d.parse::<usize>().ok()) {
+                    out.push_str(&"#".repeat(level.clamp(1, 6)));
+                    out.push(' ');
+                } else if name == "li" {
+                    out.push_str("- ");
+                }
+            }
+        }
+    }
+    newline(&mut out);
+    out
+}
+
+fn memchr_lt(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'<')
+        .map_or(bytes.len(), |p| from + p)
+}
+
+fn find_ascii_ci(haystack: &str, from: usize, needle: &str) -> Option<usize> {
+    let h = haystack.as_bytes();
+    let n = needle.as_bytes();
+    (from..h.len().saturating_sub(n.len() - 1))
+        .find(|&at| h[at..at + n.len()].eq_ignore_ascii_case(n))
+}
+
+fn title_of(head: &str) -> Option<String> {
+    let start = find_ascii_ci(head, 0, "<title")?;
+    let open_end = head[start..].find('>')? + start + 1;
+    let end = find_ascii_ci(head, open_end, "</title")?;
+    let mut title = String::new();
+    push_text(&mut title, &head[open_end..end], false);
+    let title = title.trim().to_owned();
+    (!title.is_empty()).then_some(title)
+}
+
+/// Ends the current line, leaving no blank or trailing-space lines behind.
+fn newline(out: &mut String) {
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+/// Appends decoded text, collapsing whitespace runs to one space outside `<pre>`.
+fn push_text(out: &mut String, raw: &str, preformatted: bool) {
+    let decoded = decode_entities(raw);
+    if preformatted {
+        out.push_str(&decoded);
+        return;
+    }
+    for c in decoded.chars() {
+        if c.is_whitespace() {
+            if !out.is_empty() && !out.ends_with(' ') && !out.ends_with('\n') {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
+    if !raw.contains('&') {
+        return raw.into();
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let end = rest[..rest.len().min(12)].find(';');
+        let decoded = end.and_then(|end| entity(&rest[1..end]).map(|c| (c, end)));
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+fn entity(name: &str) -> Option<char> {
+    if let Some(num) = name.strip_prefix('#') {
+        let code = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => num.parse().ok()?,
+        };
+        return char::from_u32(code);
+    }
+    Some(match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => ' ',
+        "ndash" => '–',
+        "mdash" => '—',
+        "hellip" => '…',
+        "lsquo" => '‘',
+        "rsquo" => '’',
+        "ldquo" => '“',
+        "rdquo" => '”',
+        "copy" => '©',
+        "reg" => '®',
+        "middot" => '·',
+        "bull" => '•',
+        "times" => '×',
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_headings_lists_and_tables() {
+        let html = "<html><head><title>T</title><style>p{}</style></head><body>\
+            <h2>Part</h2><p>Some <b>bold</b> text &amp; more.</p>\
+            <ul><li>one</li><li>two</li></ul>\
+            <table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>\
+            <script>var x = '<p>';</script></body></html>";
+        let text = to_text(html);
+        assert_eq!(
+            text,
+            "# T\n## Part\nSome bold text & more.\n- one\n- two\na | b\n1 | 2\n"
+        );
+    }
+
+    #[test]
+    fn unclosed_tags_and_stray_angles_do_not_panic() {
+        for html in [
+            "<",
+            "<p",
+            "a < b",
+            "<script>never closed",
+            "&#xZZ; &amp",
+            "<h9>x</h9>",
+        ] {
+            let _ = to_text(html);
+        }
+    }
+}

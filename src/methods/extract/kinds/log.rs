@@ -1,0 +1,212 @@
+//! Logs: one unit per entry (a line with a timestamp or level, plus the lines that continue it,
+//! such as a stack trace), a level per entry, and a template for folding repeats.
+
+use std::collections::HashSet;
+
+use crate::methods::extract::detect::ContentKind;
+use crate::methods::extract::doc::{self, Doc, Level, Unit};
+
+/// At most this many lines of one entry form one unit; a longer trace is cut into more units
+/// whose context is the entry's first line.
+const MAX_ENTRY_LINES: usize = 12;
+
+/// Whether `line` starts a log entry: a time of day or date near its start, or a level word
+/// among its first words.
+pub(crate) fn starts_entry(line: &str) -> bool {
+    has_timestamp(line) || explicit_level(line).is_some()
+}
+
+fn has_timestamp(line: &str) -> bool {
+    let head = &line.as_bytes()[..line.len().min(48)];
+    let digit = |i: usize| head.get(i).is_some_and(|b| b.is_ascii_digit());
+    (0..head.len()).any(|i| {
+        // hh:mm:ss
+        (digit(i) && digit(i + 1) && head.get(i + 2) == Some(&b':') && digit(i + 3) && digit(i + 4)
+            && head.get(i + 5) == Some(&b':') && digit(i + 6) && digit(i + 7))
+            // yyyy-mm-dd followed by a time (not a date inside a path or a version)
+            || (digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && head.get(i + 4) == Some(&b'-')
+                && digit(i + 5) && digit(i + 6) && head.get(i + 7) == Some(&b'-') && digit(i + 8)
+                && digit(i + 9) && matches!(head.get(i + 10), Some(b' ' | b'T')) && digit(i + 11))
+    })
+}
+
+/// The level a log line states, if it states one among its first words.
+pub(crate) fn explicit_level(line: &str) -> Option<Level> {
+    let mut previous_numeric = false;
+    for word in line.split_ascii_whitespace().take(8) {
+        let bracketed = word.starts_with('[') || word.starts_with('<');
+        let w = word.trim_matches(|c: char| "[]()<>:,-|".contains(c));
+        let level = match w {
+            "FATAL" | "CRITICAL" | "CRIT" | "SEVERE" | "ERROR" | "ERR" | "EMERG" | "ALERT" => {
+                Some(Level::Error)
+            }
+            "WARN" | "WARNING" => Some(Level::Warn),
+            "INFO" | "NOTICE" => Some(Level::Info),
+            "DEBUG" | "TRACE" | "FINE" | "FINER" | "FINEST" => Some(Level::Debug),
+            "error" | "fatal" | "crit" | "emerg" | "alert" if bracketed => Some(Level::Error),
+            "warn" | "warning" if bracketed => Some(Level::Warn),
+            "info" | "notice" if bracketed => Some(Level::Info),
+            "debug" | "trace" if bracketed => Some(Level::Debug),
+            // Android logcat: a one-letter level after the pid and tid.
+            "E" | "F" if previous_numeric => Some(Level::Error),
+            "W" if previous_numeric => Some(Level::Warn),
+            "I" if previous_numeric => Some(Level::Info),
+            "D" | "V" if previous_numeric => Some(Level::Debug),
+            _ => None,
+        };
+        if level.is_some() {
+            return level;
+        }
+        previous_numeric = !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    }
+    None
+}
+
+/// Prior of an entry by its level; a level stated by the log counts more than one guessed from
+/// its words.
+fn level_prior(level: Level, explicit: bool) -> f32 {
+    match (level, explicit) {
+        (Level::Error, true) => 6.0,
+        (Level::Error, false) => 3.0,
+        (Level::Warn, true) => 2.5,
+        (Level::Warn, false) => 1.0,
+        _ => 0.0,
+    }
+}
+
+pub(crate) fn build(text: &str) -> Doc<'_> {
+    let lines = doc::line_spans(text);
+    let mut units: Vec<Unit> = Vec::with_capacity(lines.len());
+    let mut counts = [0usize; 5];
+    let mut templates = HashSet::new();
+    let mut entry_lines = 0;
+    let mut entry_head: Option<usize> = None;
+    for span in lines {
+        let line = &text[span.clone()];
+        if line.trim().is_empty() {
+            continue;
+        }
+        let continues =
+            !starts_entry(line) && entry_head.is_some() && entry_lines < MAX_ENTRY_LINES;
+        if continues {
+            if let Some(last) = units.last_mut() {
+                last.span.end = span.end;
+                last.weight += 1;
+                entry_lines += 1;
+                continue;
+            }
+        }
+        let starts = starts_entry(line);
+        let (level, explicit) = match explicit_level(line) {
+            Some(level) => (level, true),
+            None => (doc::level_from_words(line), false),
+        };
+        let template = doc::template_of(line);
+        templates.insert(template);
+        counts[level as usize] += 1;
+        units.push(Unit {
+            span,
+            // A trace too long for one unit continues under its entry's first line.
+            parent: if starts { None } else { entry_head },
+            template: Some(template),
+            prior: level_prior(level, explicit),
+            level,
+            weight: 1,
+            ..Unit::default()
+        });
+        if starts || entry_head.is_none() {
+            entry_head = Some(units.len() - 1);
+        }
+        entry_lines = 1;
+    }
+    let total: usize = units.iter().map(|u| u.weight as usize).sum();
+    let mut overview = format!(
+        "[log: {} lines, {} distinct templates",
+        thousands(total),
+        thousands(templates.len())
+    );
+    for level in [Level::Error, Level::Warn, Level::Info, Level::Debug] {
+        if counts[level as usize] > 0 {
+            overview.push_str(&format!(
+                ", {} {}",
+                thousands(counts[level as usize]),
+                level.label().unwrap_or_default()
+            ));
+        }
+    }
+    overview.push(']');
+    Doc {
+        kind: ContentKind::Log,
+        source: text.into(),
+        units,
+        overview: Some(overview),
+        noun: "lines",
+        fields: Vec::new(),
+    }
+}
+
+/// `n` with thousands separators: `1,203`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_common_log_prefixes() {
+        assert!(starts_entry(
+            "2015-07-29 17:41:44,747 - INFO  [QuorumPeer] - x"
+        ));
+        assert!(starts_entry("081109 203615 148 INFO dfs.DataNode: x"));
+        assert!(starts_entry(
+            "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: x"
+        ));
+        assert!(starts_entry(
+            "[Sun Dec 04 04:47:44 2005] [error] mod_jk child"
+        ));
+        assert!(!starts_entry("    at org.example.Foo.bar(Foo.java:12)"));
+    }
+
+    #[test]
+    fn reads_explicit_levels() {
+        assert_eq!(
+            explicit_level("2015-07-29 23:44:28,903 - ERROR [x] - y"),
+            Some(Level::Error)
+        );
+        assert_eq!(
+            explicit_level("[Sun Dec 04 04:47:44 2005] [notice] ok"),
+            Some(Level::Info)
+        );
+        assert_eq!(
+            explicit_level("03-17 16:13:38.811  1702  2395 W Foo: x"),
+            Some(Level::Warn)
+        );
+        assert_eq!(explicit_level("an error happened"), None);
+    }
+
+    #[test]
+    fn stack_traces_stay_with_their_entry() {
+        let text = "2020-01-01 00:00:00 ERROR boom\n  at a.b(C.java:1)\n  at d.e(F.java:2)\n2020-01-01 00:00:01 INFO ok\n";
+        let doc = build(text);
+        assert_eq!(doc.units.len(), 2);
+        assert!(doc.text(0).ends_with("F.java:2)"));
+        assert_eq!(doc.units[0].level, Level::Error);
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(1203), "1,203");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+}

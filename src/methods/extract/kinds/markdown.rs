@@ -1,0 +1,257 @@
+//! Markdown (and the text HTML is turned into): headings frame sections; paragraphs, list items
+//! and code-block lines are the units, each with its heading as context.
+
+use std::borrow::Cow;
+
+use crate::methods::extract::detect::{ContentKind, is_setext_underline};
+use crate::methods::extract::doc::{self, Doc, Level, Unit};
+
+/// A paragraph longer than this is cut into pieces at sentence ends, so a match keeps its
+/// sentence and not a whole page-long paragraph.
+const MAX_PARAGRAPH_BYTES: usize = 480;
+/// Lines of a fenced code block per unit.
+const CODE_LINES_PER_UNIT: usize = 2;
+
+pub(crate) fn build(source: Cow<'_, str>, kind: ContentKind) -> Doc<'_> {
+    let units = cut(&source);
+    Doc {
+        kind,
+        source,
+        units,
+        overview: None,
+        noun: "lines",
+        fields: Vec::new(),
+    }
+}
+
+fn cut(text: &str) -> Vec<Unit> {
+    let spans = doc::line_spans(text);
+    let mut units: Vec<Unit> = Vec::with_capacity(spans.len() / 2 + 1);
+    // Open headings: (level, unit).
+    let mut headings: Vec<(usize, usize)> = Vec::new();
+    let mut section: u32 = 0;
+    let mut in_fence = false;
+    let mut fence_lines = 0;
+    // The paragraph being gathered: its unit index, if one is open.
+    let mut open: Option<usize> = None;
+    let mut i = 0;
+    while i < spans.len() {
+        let span = spans[i].clone();
+        let line = &text[span.clone()];
+        let trimmed = line.trim();
+        let heading_parent = headings.last().map(|&(_, u)| u);
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            fence_lines = 0;
+            open = None;
+            i += 1;
+            continue;
+        }
+        if in_fence {
+            if !trimmed.is_empty() {
+                match open {
+                    Some(u) if fence_lines % CODE_LINES_PER_UNIT != 0 => {
+                        units[u].span.end = span.end;
+                        units[u].weight += 1;
+                    }
+                    _ => {
+                        units.push(content_unit(span, heading_parent, section, line));
+                        open = Some(units.len() - 1);
+                    }
+                }
+                fence_lines += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if trimmed.is_empty() {
+            open = None;
+            i += 1;
+            continue;
+        }
+        if let Some((level, end)) = heading_at(text, &spans, i) {
+            while headings.last().is_some_and(|&(l, _)| l >= level) {
+                headings.pop();
+            }
+            section += 1;
+            let parent = headings.last().map(|&(_, u)| u);
+            units.push(Unit {
+                span: span.start..spans[end].end,
+                parent,
+                block: Some(section),
+                prior: match level {
+                    1 => 3.0,
+                    2 => 2.5,
+                    3 => 2.0,
+                    _ => 1.5,
+                },
+                weight: (end - i + 1) as u32,
+                ..Unit::default()
+            });
+            headings.push((level, units.len() - 1));
+            open = None;
+            i = end + 1;
+            continue;
+        }
+        let starts_item = is_list_item(trimmed);
+        match open {
+            Some(u) if !starts_item && span.end - units[u].span.start <= MAX_PARAGRAPH_BYTES => {
+                units[u].span.end = span.end;
+                units[u].weight += 1;
+                if units[u].level < doc::level_from_words(line) {
+                    units[u].level = doc::level_from_words(line);
+                }
+            }
+            _ => {
+                for piece in sentences(text, span.clone()) {
+                    units.push(content_unit(piece, heading_parent, section, line));
+                }
+                open = Some(units.len() - 1);
+            }
+        }
+        i += 1;
+    }
+    for unit in &mut units {
+        if unit.level == Level::Error && unit.prior == 0.0 {
+            // Prose mentions errors in passing; they count, but less than in a log.
+            unit.prior = 1.0;
+        }
+    }
+    units
+}
+
+fn content_unit(
+    span: std::ops::Range<usize>,
+    parent: Option<usize>,
+    section: u32,
+    line: &str,
+) -> Unit {
+    Unit {
+        span,
+        parent,
+        block: Some(section),
+        level: doc::level_from_words(line),
+        weight: 1,
+        ..Unit::default()
+    }
+}
+
+/// A heading starting at line `i`: its level and its last line.
+fn heading_at(text: &str, spans: &[std::ops::Range<usize>], i: usize) -> Option<(usize, usize)> {
+    let line = text[spans[i].clone()].trim_end();
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+        return Some((hashes, i));
+    }
+    if let Some(next) = spans.get(i + 1) {
+        let next = &text[next.clone()];
+        if !is_list_item(line.trim()) && is_setext_underline(next) && !line.trim().is_empty() {
+            return Some((if next.trim().starts_with('=') { 1 } else { 2 }, i + 1));
+        }
+    }
+    // An HTML heading inside markdown: `<h3 name="x">`, its text, `</h3>`.
+    let lower = line.trim_start().as_bytes();
+    if lower.len() >= 3
+        && lower[0] == b'<'
+        && (lower[1] | 0x20) == b'h'
+        && (b'1'..=b'6').contains(&lower[2])
+    {
+        let level = (lower[2] - b'0') as usize;
+        let close = format!("</h{level}>");
+        let end = (i..spans.len().min(i + 4))
+            .find(|&j| text[spans[j].clone()].to_ascii_lowercase().contains(&close))
+            .unwrap_or(i);
+        return Some((level, end));
+    }
+    None
+}
+
+fn is_list_item(trimmed: &str) -> bool {
+    if trimmed.starts_with("- ") || trimmed.starts_with("* ") || trimmed.starts_with("+ ") {
+        return true;
+    }
+    let digits = trimmed.bytes().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && digits < 4 && trimmed[digits..].starts_with(". ")
+}
+
+/// `span` cut at sentence ends into pieces of at most about `MAX_PARAGRAPH_BYTES`.
+fn sentences(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    if span.len() <= MAX_PARAGRAPH_BYTES {
+        return vec![span];
+    }
+    let mut pieces = Vec::new();
+    let mut start = span.start;
+    let bytes = text.as_bytes();
+    let mut last_end = None;
+    let mut i = span.start;
+    while i + 1 < span.end {
+        if matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1] == b' ' {
+            last_end = Some(i + 1);
+            // A sentence end once the piece is long enough, or the last one before the limit.
+            if (i + 1).saturating_sub(start) >= MAX_PARAGRAPH_BYTES / 2 {
+                pieces.push(start..i + 1);
+                start = i + 2;
+                last_end = None;
+            }
+        } else if i.saturating_sub(start) >= MAX_PARAGRAPH_BYTES {
+            if let Some(end) = last_end.take() {
+                pieces.push(start..end);
+                start = end + 1;
+            }
+        }
+        i += 1;
+    }
+    if start < span.end {
+        pieces.push(start..span.end);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_has_its_heading_as_context() {
+        let text = "# Title\n\nintro\n\n## Part\n\n- item one\n- item two\n";
+        let doc = build(text.into(), ContentKind::Markdown);
+        let item = doc
+            .units
+            .iter()
+            .position(|u| text[u.span.clone()] == *"- item two");
+        let parent = item.and_then(|i| doc.units[i].parent);
+        assert_eq!(parent.map(|p| doc.text(p)), Some("## Part"));
+    }
+
+    #[test]
+    fn setext_and_html_headings_are_headings() {
+        let text = "2.20.0 (2018-10-18)\n-------------------\n\n- fix\n\n<h3 name=\"x\">\nWhy?\n</h3>\n\nBecause.\n";
+        let doc = build(text.into(), ContentKind::Markdown);
+        let parents: Vec<Option<&str>> = doc
+            .units
+            .iter()
+            .filter(|u| u.prior == 0.0)
+            .map(|u| u.parent.map(|p| doc.text(p)))
+            .collect();
+        assert_eq!(
+            parents,
+            [
+                Some("2.20.0 (2018-10-18)\n-------------------"),
+                Some("<h3 name=\"x\">\nWhy?\n</h3>")
+            ]
+        );
+    }
+
+    #[test]
+    fn long_paragraphs_are_cut_at_sentence_ends() {
+        let text = "Word word word. ".repeat(100);
+        let doc = build(text.as_str().into(), ContentKind::Markdown);
+        assert!(doc.units.len() > 2);
+        assert!(
+            doc.units
+                .iter()
+                .all(|u| u.span.len() <= MAX_PARAGRAPH_BYTES + 1)
+        );
+        assert!(doc.text(0).ends_with('.'));
+    }
+}

@@ -1,0 +1,93 @@
+//! One module per kind of output, each cutting its text into [`Doc`] units that fit the kind.
+
+use super::detect::ContentKind;
+use super::doc::{Doc, Unit};
+
+pub(crate) mod csv;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod lines;
+pub(crate) mod log;
+pub(crate) mod markdown;
+
+/// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any;
+/// `max_unit_bytes` bounds any one unit so that no single piece can crowd out the rest.
+pub(crate) fn build<'a>(
+    text: &'a str,
+    kind: ContentKind,
+    json: Option<serde_json::Value>,
+    query: Option<&super::query::Query>,
+    max_unit_bytes: usize,
+) -> Doc<'a> {
+    let mut doc = match (kind, json) {
+        (ContentKind::Json, Some(value)) => json::build_document(&value, query, max_unit_bytes),
+        (ContentKind::JsonLines, _) => json::build_lines(text, query, max_unit_bytes),
+        (ContentKind::Log, _) => log::build(text),
+        (ContentKind::Csv, _) => csv::build(text),
+        (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
+        (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
+        (ContentKind::Code, _) => lines::build(text, lines::Style::Code),
+        _ => lines::build(text, lines::Style::Text),
+    };
+    split_oversized(&mut doc, max_unit_bytes);
+    doc
+}
+
+/// Cuts units longer than `max_bytes` into pieces, preferring whitespace, so that one huge
+/// line (minified code, a pasted blob) cannot be the only thing that fits or never fit at all.
+fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
+    let max_bytes = max_bytes.max(64);
+    if doc.units.iter().all(|u| u.span.len() <= max_bytes) {
+        return;
+    }
+    // Parents refer to unit indices; keep a map from old to new index for them.
+    let mut units = Vec::with_capacity(doc.units.len() + 16);
+    let mut new_index = Vec::with_capacity(doc.units.len());
+    for unit in doc.units.drain(..) {
+        new_index.push(units.len());
+        if unit.span.len() <= max_bytes {
+            units.push(unit);
+            continue;
+        }
+        let mut start = unit.span.start;
+        let end = unit.span.end;
+        let mut first = true;
+        while start < end {
+            let mut cut =
+                crate::tokens::floor_char_boundary(&doc.source, (start + max_bytes).min(end));
+            if cut < end {
+                // Back up to whitespace within the last quarter, if there is some.
+                let window = &doc.source[start..cut];
+                if let Some(ws) = window.rfind(|c: char| c.is_whitespace()) {
+                    if ws > max_bytes * 3 / 4 {
+                        cut = start + ws;
+                    }
+                }
+            }
+            if cut <= start {
+                cut = crate::tokens::ceil_char_boundary(&doc.source, start + 1);
+            }
+            units.push(Unit {
+                span: start..cut,
+                weight: if first { unit.weight } else { 0 },
+                template: if first { unit.template } else { None },
+                ..unit.clone()
+            });
+            first = false;
+            start = cut;
+            // Pieces start on a visible character: the whitespace at a cut is not emitted.
+            while start < end && doc.source.as_bytes()[start].is_ascii_whitespace() {
+                start += 1;
+            }
+        }
+    }
+    for unit in &mut units {
+        unit.parent = unit.parent.map(|p| new_index[p]);
+    }
+    for field in &mut doc.fields {
+        for (unit, _) in &mut field.values {
+            *unit = new_index[*unit];
+        }
+    }
+    doc.units = units;
+}

@@ -1,0 +1,165 @@
+//! Words as the scorer sees them: split on punctuation and camelCase, ASCII-lowercased, lightly
+//! stemmed, so that `BinaryDetection`, `binary_detection` and "binary data detected" meet.
+
+/// Calls `f` with every word of `text`, lowercased and stemmed, in `buf` (reused to avoid an
+/// allocation per word).
+pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for_each_word_sized(text, buf, 0..usize::MAX, |w| {
+        if let Some(w) = w {
+            f(w)
+        }
+    });
+}
+
+/// Like [`for_each_word`], but only words whose raw length is in `lengths` are lowercased and
+/// stemmed; the others are reported as `None` (counted, not looked at). Stemming only
+/// shortens a word, so a caller that knows the lengths it looks for skips most of the work.
+pub(crate) fn for_each_word_sized(
+    text: &str,
+    buf: &mut String,
+    lengths: std::ops::Range<usize>,
+    mut f: impl FnMut(Option<&str>),
+) {
+    let bytes = text.as_bytes();
+    let mut start = None::<usize>;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let is_word = b.is_ascii_alphanumeric() || b >= 0x80;
+        if is_word {
+            match start {
+                None => start = Some(i),
+                // A lowercase letter followed by an uppercase one starts a new word (camelCase).
+                Some(s) if i > s && b.is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase() => {
+                    emit(&text[s..i], buf, &lengths, &mut f);
+                    start = Some(i);
+                }
+                Some(_) => {}
+            }
+        } else if let Some(s) = start.take() {
+            emit(&text[s..i], buf, &lengths, &mut f);
+        }
+        i += 1;
+    }
+    if let Some(s) = start {
+        emit(&text[s..], buf, &lengths, &mut f);
+    }
+}
+
+fn emit(
+    word: &str,
+    buf: &mut String,
+    lengths: &std::ops::Range<usize>,
+    f: &mut impl FnMut(Option<&str>),
+) {
+    // Single characters carry no meaning for ranking.
+    if word.len() < 2 {
+        return;
+    }
+    if !lengths.contains(&word.len()) {
+        f(None);
+        return;
+    }
+    buf.clear();
+    buf.push_str(word);
+    buf.make_ascii_lowercase();
+    stem(buf);
+    f(Some(buf));
+    // `tty2`, `sha256`, `python3`: the letters alone are a word too.
+    let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
+    if letters >= 2 && letters < word.len() && word.as_bytes()[letters].is_ascii_digit() {
+        buf.clear();
+        buf.push_str(&word[..letters]);
+        buf.make_ascii_lowercase();
+        f(Some(buf));
+    }
+}
+
+/// Strips common English suffixes so that inflected forms share one key. Crude on purpose: it
+/// only has to map a query word and a text word to the same key, not produce a real stem.
+pub(crate) fn stem(word: &mut String) {
+    if word.len() <= 4 || !word.is_ascii() || word.bytes().any(|b| b.is_ascii_digit()) {
+        return;
+    }
+    for suffix in [
+        "ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "ies", "es", "ly", "s",
+    ] {
+        if word.len() > suffix.len() + 2 && word.ends_with(suffix) {
+            word.truncate(word.len() - suffix.len());
+            if suffix == "ies" {
+                word.push('y');
+            }
+            break;
+        }
+    }
+    // "transferred" → "transferr" → "transfer"; "replicate" → "replicat" (as "replicated").
+    let b = word.as_bytes();
+    let n = b.len();
+    let doubled = b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z');
+    if n > 3 && (doubled || b[n - 1] == b'e') {
+        word.truncate(n - 1);
+    }
+}
+
+/// Words too common in questions to say anything about which part of an output matters.
+pub(crate) fn is_stopword(word: &str) -> bool {
+    const STOPWORDS: &[&str] = &[
+        "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
+        "as", "at", "be", "been", "before", "being", "below", "between", "both", "but", "by",
+        "can", "could", "did", "do", "does", "doing", "down", "during", "each", "else", "ever",
+        "exact", "exactly", "few", "for", "from", "further", "giv", "give", "had", "has", "have",
+        "having", "he", "her", "here", "hers", "him", "his", "how", "if", "in", "into", "is", "it",
+        "its", "itself", "just", "let", "list", "me", "mor", "more", "most", "my", "no", "nor",
+        "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "out",
+        "over", "own", "pleas", "please", "sam", "same", "she", "should", "show", "so", "som",
+        "some", "such", "tell", "than", "that", "the", "their", "them", "then", "there", "thes",
+        "these", "they", "this", "thos", "those", "through", "to", "too", "under", "until", "up",
+        "us", "very", "was", "we", "wer", "were", "what", "when", "wher", "where", "which", "whil",
+        "while", "who", "whom", "why", "will", "with", "would", "you", "your", "below", "abov",
+        "given", "get", "find", "name", "nam", "both", "among",
+    ];
+    STOPWORDS.contains(&word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut buf = String::new();
+        for_each_word(text, &mut buf, |w| out.push(w.to_owned()));
+        out
+    }
+
+    #[test]
+    fn camel_case_and_snake_case_split_into_the_same_words() {
+        assert_eq!(words("BinaryDetection"), words("binary_detection"));
+    }
+
+    #[test]
+    fn inflections_share_a_stem() {
+        assert_eq!(words("replicated"), words("replicate"));
+        assert_eq!(words("transferred"), words("transfer"));
+        assert_eq!(words("detection"), words("detected"));
+        assert_eq!(words("flags"), words("flag"));
+    }
+
+    #[test]
+    fn letters_before_digits_are_a_word_too() {
+        assert_eq!(words("tty2"), vec!["tty2".to_owned(), "tty".to_owned()]);
+    }
+
+    #[test]
+    fn single_characters_and_punctuation_are_not_words() {
+        assert_eq!(words("a + b = 10"), vec!["10".to_owned()]);
+    }
+
+    #[test]
+    fn non_ascii_text_is_kept_whole() {
+        assert_eq!(
+            words("Grüße welt"),
+            vec!["grüße".to_owned(), "welt".to_owned()]
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! Shared test doubles.
+
+// Each test module uses a different part of the support code.
+#![allow(dead_code)]
+
+pub(crate) mod fake_llm;
+pub(crate) mod relay;
