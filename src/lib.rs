@@ -12,6 +12,9 @@ pub mod store;
 pub mod tokens;
 pub mod tool;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
 pub use config::{Config, Mode, Rule};
 pub use engine::{
     CallInfo, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,

@@ -11,3 +11,4 @@ mod litellm;
 mod litellm_layer;
 mod llm;
 mod mapreduce;
+mod mcp;

@@ -33,6 +33,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Condense one tool output (a file or standard input) and print the result.
     Compress(CompressArgs),
+    /// Relay to an MCP server and condense its large tool results.
+    #[cfg(feature = "mcp")]
+    Proxy(crate::proxy_cmd::ProxyArgs),
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,8 @@
 mod cli;
 mod compress;
 mod logging;
+#[cfg(feature = "mcp")]
+mod proxy_cmd;
 
 use std::process::ExitCode;
 
@@ -27,6 +29,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Compress(args) => compress::run(args).await,
+            #[cfg(feature = "mcp")]
+            cli::Command::Proxy(args) => proxy_cmd::run(args).await,
         }
     });
     match result {

@@ -1,0 +1,48 @@
+//! The proxy's error type.
+
+use std::path::PathBuf;
+
+/// Why the proxy could not start or stopped with a failure.
+///
+/// Failures while serving one request never end the proxy: they reach the client as an MCP
+/// error or as a tool result with `isError`. Messages never carry the upstream's environment or
+/// any credential.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// Neither an upstream command nor an upstream URL was given.
+    #[error("no upstream: give a command after `--` or an upstream URL")]
+    NoUpstream,
+    /// The upstream command could not be started.
+    #[error("could not start the upstream command `{program}`")]
+    Spawn {
+        /// The program that was run.
+        program: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCP handshake with the upstream server failed.
+    #[error("the upstream MCP server did not complete the handshake: {0}")]
+    Handshake(String),
+    /// The proxy's configuration file could not be read or parsed.
+    #[error("invalid proxy configuration in {path}: {message}")]
+    Config {
+        /// The file that was read.
+        path: PathBuf,
+        /// What is wrong with it, naming the key when known.
+        message: String,
+    },
+    /// The HTTP listener could not be bound.
+    #[error("could not listen on {addr}")]
+    Listen {
+        /// The address asked for.
+        addr: String,
+        /// Why binding failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Serving the downstream client failed.
+    #[error("serving the MCP client failed: {0}")]
+    Serve(String),
+}

@@ -1,0 +1,46 @@
+//! The MCP proxy: condense in front of any MCP server.
+//!
+//! [`run`] starts an MCP server for a client (over stdio, or streamable HTTP with a health
+//! endpoint) that relays everything to an upstream MCP server (a child process over stdio, or
+//! a streamable-HTTP URL): tools, resources and templates, prompts, completions, logging,
+//! progress, cancellation, list-changed notifications, and the upstream's requests to the
+//! client (sampling, elicitation, roots). On the way back, `tools/call` results above the
+//! configured threshold are condensed; the original stays retrievable by the added
+//! `condense_retrieve` tool.
+//!
+//! Every listed tool gains an optional `condense_query` argument where the model says what it
+//! is looking for; the proxy removes it before forwarding. The proxy also adds the tools
+//! `call_tool_summarized`, `summarize` and `summarize_for_extraction`.
+//!
+//! ```no_run
+//! use condense::mcp::{ProxyOptions, UpstreamSpec, run};
+//!
+//! # async fn example() -> Result<(), condense::mcp::ProxyError> {
+//! let upstream = UpstreamSpec::command(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"])?;
+//! run(ProxyOptions::new(upstream).with_config("condense.toml")).await
+//! # }
+//! ```
+//!
+//! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
+
+mod condenser;
+mod engine;
+mod error;
+mod http;
+mod progress;
+mod proxy;
+mod server;
+mod settings;
+mod structured;
+mod tools;
+mod upstream;
+
+pub use error::ProxyError;
+pub use proxy::{ProxyOptions, run};
+pub use settings::{
+    DEFAULT_QUERY_ARGUMENT, ProxySettings, StructuredContentPolicy, ToolMode, ToolSettings,
+};
+pub use upstream::UpstreamSpec;
+
+#[doc(hidden)]
+pub mod testing;

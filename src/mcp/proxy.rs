@@ -1,0 +1,274 @@
+//! Running the proxy: options, the configuration watcher, and the stdio or HTTP front.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use rmcp::ServiceExt;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::condenser::ResultCondenser;
+use super::engine::EngineCondenser;
+use super::error::ProxyError;
+use super::http;
+use super::server::{Loaded, ProxyServer, Shared};
+use super::settings::{self, ProxySettings};
+use super::upstream::UpstreamSpec;
+use crate::{Condenser, Config, TokenCounter};
+
+/// How long a child upstream gets to exit once its stdin is closed before it is killed.
+const CHILD_EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// How the proxy runs: the upstream, the configuration file and the client-facing transport.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProxyOptions {
+    /// The upstream MCP server.
+    pub upstream: UpstreamSpec,
+    /// The `condense.toml` to read, and to reload when it changes. Default: none (built-in
+    /// defaults).
+    pub config: Option<PathBuf>,
+    /// Serve streamable HTTP on this address instead of stdio. Default: stdio.
+    pub listen: Option<SocketAddr>,
+    /// How often the configuration file is checked for changes. Default: 1 s.
+    pub reload_interval: Duration,
+}
+
+impl ProxyOptions {
+    /// Options for a proxy in front of `upstream`, over stdio, with built-in defaults.
+    pub fn new(upstream: UpstreamSpec) -> Self {
+        ProxyOptions {
+            upstream,
+            config: None,
+            listen: None,
+            reload_interval: Duration::from_secs(1),
+        }
+    }
+
+    /// Reads (and watches) this configuration file.
+    #[must_use]
+    pub fn with_config(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config = Some(path.into());
+        self
+    }
+
+    /// Serves streamable HTTP on `addr` (MCP on any path, health on `/health`).
+    #[must_use]
+    pub fn with_listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = Some(addr);
+        self
+    }
+
+    /// Checks the configuration file for changes this often.
+    #[must_use]
+    pub fn with_reload_interval(mut self, interval: Duration) -> Self {
+        self.reload_interval = interval;
+        self
+    }
+}
+
+/// Runs the proxy until the client disconnects (stdio), or until `SIGINT`/`SIGTERM`.
+///
+/// In stdio mode stdout carries the protocol: log to stderr only.
+///
+/// # Errors
+///
+/// A [`ProxyError`] when the configuration is invalid at start, the HTTP address cannot be
+/// bound, or the client transport fails. A failing upstream is reported to the client as MCP
+/// errors instead.
+pub async fn run(options: ProxyOptions) -> Result<(), ProxyError> {
+    let shutdown = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(shutdown.clone()));
+    match options.listen {
+        Some(addr) => {
+            let listener = http::bind(addr).await?;
+            serve_http(options, listener, shutdown).await
+        }
+        None => serve_stdio(options, shutdown).await,
+    }
+}
+
+/// Serves HTTP on an already bound listener until `shutdown` fires: for callers that bind
+/// port 0 and need the address first (tests, benches).
+pub async fn serve_http(
+    options: ProxyOptions,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), ProxyError> {
+    let shared = shared(&options, &shutdown)?;
+    http::serve(listener, shared, shutdown).await
+}
+
+async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
+    let shared = shared(&options, &shutdown)?;
+    let server = ProxyServer::new(shared);
+    let running = server
+        .clone()
+        .serve_with_ct(rmcp::transport::stdio(), shutdown.child_token())
+        .await
+        .map_err(|error| ProxyError::Serve(error.to_string()))?;
+    let outcome = running.waiting().await;
+    // The client left (stdin closed) or a signal came: stop the upstream before exiting so no
+    // child process outlives the proxy.
+    server.close(CHILD_EXIT_GRACE).await;
+    shutdown.cancel();
+    outcome
+        .map(|_| ())
+        .map_err(|error| ProxyError::Serve(error.to_string()))
+}
+
+fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Shared>, ProxyError> {
+    let loaded = load(options.config.as_deref(), Vec::new())?;
+    let (sender, receiver) = watch::channel(Arc::new(loaded));
+    if let Some(path) = options.config.clone() {
+        tokio::spawn(watch_config(
+            path,
+            options.reload_interval,
+            sender,
+            shutdown.clone(),
+        ));
+    }
+    Ok(Arc::new(Shared {
+        upstream: options.upstream.clone(),
+        loaded: receiver,
+    }))
+}
+
+/// How many earlier configurations keep answering retrievals after reloads.
+const KEPT_CONDENSERS: usize = 3;
+
+/// Reads the file (or the defaults) into proxy settings and a condensing engine.
+fn load(
+    path: Option<&Path>,
+    previous: Vec<Arc<dyn ResultCondenser>>,
+) -> Result<Loaded, ProxyError> {
+    let invalid = |message: String| ProxyError::Config {
+        path: path.map(Path::to_path_buf).unwrap_or_default(),
+        message,
+    };
+    let text = match path {
+        Some(path) => std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?,
+        None => String::new(),
+    };
+    let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
+    let settings = ProxySettings::from_toml(&text, path.unwrap_or(Path::new("defaults")))?;
+    let engine_text = settings::without_proxy_keys(&text).map_err(invalid)?;
+    let config = Config::from_toml_str_with_env(&engine_text, &origin, std::env::vars())
+        .map_err(|error| invalid(error.to_string()))?;
+    let engine = Condenser::new(config).map_err(|error| invalid(error.to_string()))?;
+    let counter = TokenCounter::new(engine.config().defaults.encoding);
+    Ok(Loaded {
+        settings: Arc::new(settings),
+        condenser: Arc::new(EngineCondenser::new(engine)),
+        counter,
+        previous,
+    })
+}
+
+/// The file's identity for change detection: modification time and length.
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.modified().ok()?, metadata.len()))
+}
+
+/// Reloads when the file changes; a bad edit is logged and the old configuration kept.
+async fn watch_config(
+    path: PathBuf,
+    interval: Duration,
+    sender: watch::Sender<Arc<Loaded>>,
+    shutdown: CancellationToken,
+) {
+    // Polling keeps this portable and dependency-free; a one-second delay is fine for a file
+    // edited by hand.
+    let mut last = stamp(&path);
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            () = shutdown.cancelled() => return,
+        }
+        let now = stamp(&path);
+        if now == last {
+            continue;
+        }
+        last = now;
+        let current = sender.borrow().clone();
+        let mut previous = vec![current.condenser.clone()];
+        previous.extend(current.previous.iter().take(KEPT_CONDENSERS - 1).cloned());
+        match load(Some(&path), previous) {
+            Ok(loaded) => {
+                tracing::info!(path = %path.display(), "configuration reloaded");
+                sender.send_replace(Arc::new(loaded));
+            }
+            Err(error) => {
+                tracing::warn!(%error, "configuration not reloaded; the previous one stays in force");
+            }
+        }
+    }
+}
+
+async fn cancel_on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut terminate) = signal(SignalKind::terminate()) else {
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+            () = shutdown.cancelled() => return,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = shutdown.cancelled() => return,
+        }
+    }
+    tracing::info!("stopping on signal");
+    shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bad_edit_keeps_previous_settings_and_good_edit_applies() {
+        let dir = std::env::temp_dir().join(format!("condense-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("condense.toml");
+        std::fs::write(&path, "[defaults]\nthreshold_tokens = 111\n").expect("write");
+        let (sender, receiver) =
+            watch::channel(Arc::new(load(Some(&path), Vec::new()).expect("valid")));
+        let shutdown = CancellationToken::new();
+        let watcher = tokio::spawn(watch_config(
+            path.clone(),
+            Duration::from_millis(20),
+            sender,
+            shutdown.clone(),
+        ));
+
+        std::fs::write(&path, "[defaults]\nthreshold_tokens = \"oops\"\n").expect("write");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(receiver.borrow().settings.defaults.threshold_tokens, 111);
+
+        std::fs::write(&path, "[defaults]\nthreshold_tokens = 222\n").expect("write");
+        let mut receiver = receiver;
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while receiver.borrow().settings.defaults.threshold_tokens != 222 {
+                receiver.changed().await.expect("sender alive");
+            }
+        })
+        .await
+        .expect("reloaded in time");
+        shutdown.cancel();
+        watcher.await.expect("watcher ends");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,735 @@
+//! The server side of the proxy: one [`ProxyServer`] per client session, relaying every request
+//! to the session's upstream connection and condensing `tools/call` results on the way back.
+
+// Logging, subscriptions and sampling are deprecated by the newest protocol revision, but the
+// revisions the proxy relays have them, and relaying them is the point.
+#![allow(deprecated)]
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::ServerPeerInfo;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CancelTaskRequest, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
+    CompleteResult, ContentBlock, CustomNotification, CustomRequest, CustomResult,
+    ErrorData as McpError, GetPromptRequest, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequest, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskRequest,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
+    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListSkillsRequest,
+    ListSkillsResult, ListToolsRequest, ListToolsResult, PaginatedRequestParams, PingRequest,
+    ProgressNotification, ProgressNotificationParam, ProtocolVersion, ReadResourceDirectoryRequest,
+    ReadResourceDirectoryRequestParams, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResponse, RootsListChangedNotification, ServerCapabilities, ServerConfig,
+    ServerResult, SetLevelRequest, SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams,
+    ToolsCapability, UnsubscribeRequest, UnsubscribeRequestParams, UpdateTaskParams,
+    UpdateTaskRequest,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{Peer, RoleClient, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::{OnceCell, watch};
+use tracing::Instrument;
+
+use super::condenser::{
+    CondenseRequest, ResultCondenser, RetrieveError, Selection, SummarizeRequest,
+};
+use super::progress::ProgressRoutes;
+use super::settings::ProxySettings;
+use super::structured;
+use super::tools::{self, ADDED_TOOLS};
+use super::upstream::{
+    self, NEWEST_RELAYED_VERSION, UpstreamConnection, UpstreamHandler, UpstreamSpec, relay_request,
+};
+use crate::TokenCounter;
+
+/// What every session of one proxy shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) upstream: UpstreamSpec,
+    /// The configuration in force; replaced on reload.
+    pub(crate) loaded: watch::Receiver<Arc<Loaded>>,
+}
+
+/// What one version of the configuration file gives the proxy.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) settings: Arc<ProxySettings>,
+    pub(crate) condenser: Arc<dyn ResultCondenser>,
+    pub(crate) counter: TokenCounter,
+    /// The condensers of earlier versions, newest first: refs they handed out stay
+    /// retrievable after a reload.
+    pub(crate) previous: Vec<Arc<dyn ResultCondenser>>,
+}
+
+/// One client session: its upstream connection and what the proxy learned from it.
+#[derive(Debug, Default)]
+struct Session {
+    upstream: OnceCell<Upstream>,
+    progress_up: ProgressRoutes,
+    progress_down: ProgressRoutes,
+    /// Output schemas as the upstream listed them, for validating condensed results.
+    output_schemas: Mutex<HashMap<String, Arc<JsonObject>>>,
+    /// Tools whose own input schema already has an argument named like the query argument.
+    own_query_argument: Mutex<HashSet<String>>,
+    /// Every tool name the upstream listed: an upstream tool shadows an added one.
+    upstream_tools: Mutex<HashSet<String>>,
+}
+
+/// The session's upstream: the peer to send to, and the connection to close.
+#[derive(Debug)]
+struct Upstream {
+    peer: Peer<RoleClient>,
+    connection: tokio::sync::Mutex<Option<UpstreamConnection>>,
+}
+
+/// The MCP server the client talks to.
+#[derive(Debug, Clone)]
+pub(crate) struct ProxyServer {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain maps: a panic elsewhere cannot leave them half-updated.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn unexpected(result: &ServerResult) -> McpError {
+    let kind = serde_json::to_value(result)
+        .ok()
+        .and_then(|value| {
+            value
+                .as_object()
+                .map(|o| o.keys().cloned().collect::<Vec<_>>().join(","))
+        })
+        .unwrap_or_default();
+    McpError::internal_error(
+        format!("upstream answered with an unexpected result ({kind})"),
+        None,
+    )
+}
+
+/// Relays `$request` and unwraps the expected result variant.
+macro_rules! relay {
+    ($self:ident, $context:ident, $request:expr, $variant:ident) => {{
+        match $self
+            .relay(ClientRequest::from($request), &$context)
+            .await?
+        {
+            ServerResult::$variant(result) => Ok(result),
+            other => Err(unexpected(&other)),
+        }
+    }};
+    ($self:ident, $context:ident, $request:expr) => {{
+        $self
+            .relay(ClientRequest::from($request), &$context)
+            .await
+            .map(|_| ())
+    }};
+}
+
+impl ProxyServer {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        ProxyServer {
+            shared,
+            session: Arc::new(Session::default()),
+        }
+    }
+
+    fn loaded(&self) -> Arc<Loaded> {
+        self.shared.loaded.borrow().clone()
+    }
+
+    fn settings(&self) -> Arc<ProxySettings> {
+        self.loaded().settings.clone()
+    }
+
+    fn upstream_peer(&self) -> Result<&Peer<RoleClient>, McpError> {
+        self.session
+            .upstream
+            .get()
+            .map(|upstream| &upstream.peer)
+            .ok_or_else(|| McpError::invalid_request("the session is not initialized", None))
+    }
+
+    fn upstream_info(&self) -> Option<Arc<ServerPeerInfo>> {
+        self.upstream_peer().ok().and_then(Peer::peer_info)
+    }
+
+    /// Stops the upstream connection: closes the child's stdin and gives it `grace` to exit.
+    /// A child still running after that is killed when the connection drops.
+    pub(crate) async fn close(&self, grace: std::time::Duration) {
+        if let Some(upstream) = self.session.upstream.get()
+            && let Some(mut connection) = upstream.connection.lock().await.take()
+        {
+            let _ = connection.close_with_timeout(grace).await;
+        }
+    }
+
+    async fn relay(
+        &self,
+        request: ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        relay_request(
+            self.upstream_peer()?,
+            request,
+            &context.meta,
+            &context.ct,
+            &self.session.progress_up,
+        )
+        .await
+    }
+
+    async fn notify_upstream(&self, notification: ClientNotification) {
+        if let Ok(peer) = self.upstream_peer()
+            && let Err(error) = peer.send_notification(notification).await
+        {
+            tracing::warn!(%error, "could not relay a notification upstream");
+        }
+    }
+
+    fn upstream_has_tools(&self) -> bool {
+        self.upstream_info()
+            .is_some_and(|info| info.capabilities.tools.is_some())
+    }
+
+    async fn call_upstream_tool(
+        &self,
+        mut params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        query: Option<String>,
+        budget: Option<usize>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = params.name.to_string();
+        let settings = self.settings();
+        let mut tool_settings = settings.for_tool(&name);
+        let loaded = self.loaded();
+        let query = match query {
+            Some(query) => Some(query),
+            None if tool_settings.query_argument
+                && !lock(&self.session.own_query_argument).contains(&name) =>
+            {
+                tools::take_query_argument(&mut params.arguments, &settings.query_argument_name)
+            }
+            None => None,
+        };
+        if let Some(budget) = budget {
+            tool_settings.budget_tokens = budget;
+        }
+        let arguments = params
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or(Value::Null);
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %name,
+            query = query.is_some(),
+            tokens_before = tracing::field::Empty,
+            tokens_after = tracing::field::Empty,
+            condensed = tracing::field::Empty,
+        );
+        async {
+            let started = std::time::Instant::now();
+            let response = match self
+                .relay(
+                    ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                    context,
+                )
+                .await?
+            {
+                ServerResult::CallToolResult(result) => CallToolResponse::Complete(result),
+                ServerResult::CreateTaskResult(task) => CallToolResponse::Task(task),
+                ServerResult::InputRequiredResult(input) => CallToolResponse::InputRequired(input),
+                other => return Err(unexpected(&other)),
+            };
+            let CallToolResponse::Complete(result) = response else {
+                return Ok(response);
+            };
+            let structured_before = result.structured_content.clone();
+            let condensed = loaded
+                .condenser
+                .condense(
+                    CondenseRequest {
+                        tool: &name,
+                        arguments: &arguments,
+                        query: query.as_deref(),
+                        settings: &tool_settings,
+                        budget_override: budget,
+                    },
+                    result,
+                )
+                .await;
+            let mut result = condensed.result;
+            if condensed.condensed {
+                let schema = lock(&self.session.output_schemas).get(&name).cloned();
+                result.structured_content = structured::for_condensed_result(
+                    structured_before,
+                    schema.as_deref(),
+                    tool_settings.structured_content,
+                    tool_settings.budget_tokens,
+                    &loaded.counter,
+                );
+            }
+            tracing::Span::current().record("condensed", condensed.condensed);
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "tool call done"
+            );
+            Ok(CallToolResponse::Complete(result))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn call_added_tool(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let settings = self.settings();
+        let default_budget = settings.defaults.budget_tokens;
+        let budget_or_default = |tokens: usize| if tokens == 0 { default_budget } else { tokens };
+        let name = params.name.to_string();
+        let text = match name.as_str() {
+            tools::CALL_TOOL_SUMMARIZED => {
+                let args: tools::CallToolSummarizedArgs =
+                    match tools::parse_args(&name, params.arguments) {
+                        Ok(args) => args,
+                        Err(message) => return Ok(tool_error(message)),
+                    };
+                if ADDED_TOOLS.contains(&args.tool.as_str()) {
+                    return Ok(tool_error(format!("{} cannot call {}", name, args.tool)));
+                }
+                let mut inner = CallToolRequestParams::new(args.tool);
+                inner.arguments = args.arguments;
+                let budget = args
+                    .max_tokens
+                    .map(budget_or_default)
+                    .unwrap_or(default_budget);
+                return self
+                    .call_upstream_tool(inner, context, args.query, Some(budget))
+                    .await;
+            }
+            tools::SUMMARIZE => {
+                let args: tools::SummarizeArgs = match tools::parse_args(&name, params.arguments) {
+                    Ok(args) => args,
+                    Err(message) => return Ok(tool_error(message)),
+                };
+                let focus =
+                    (!args.focus_areas.trim().is_empty()).then_some(args.focus_areas.as_str());
+                self.loaded()
+                    .condenser
+                    .summarize(SummarizeRequest {
+                        content: &args.content,
+                        max_output_tokens: budget_or_default(args.max_output_tokens),
+                        focus,
+                        extraction: false,
+                    })
+                    .await
+            }
+            tools::SUMMARIZE_FOR_EXTRACTION => {
+                let args: tools::SummarizeForExtractionArgs =
+                    match tools::parse_args(&name, params.arguments) {
+                        Ok(args) => args,
+                        Err(message) => return Ok(tool_error(message)),
+                    };
+                self.loaded()
+                    .condenser
+                    .summarize(SummarizeRequest {
+                        content: &args.content,
+                        max_output_tokens: budget_or_default(args.max_output_tokens),
+                        focus: Some(&args.schema_hint),
+                        extraction: true,
+                    })
+                    .await
+            }
+            _ => {
+                let args: tools::RetrieveArgs = match tools::parse_args(&name, params.arguments) {
+                    Ok(args) => args,
+                    Err(message) => return Ok(tool_error(message)),
+                };
+                let selection = Selection {
+                    offset: args.offset,
+                    lines: args.lines.unwrap_or(200).max(1),
+                    pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
+                    max_tokens: default_budget.max(settings.defaults.threshold_tokens),
+                };
+                let loaded = self.loaded();
+                let mut answer = Err(RetrieveError::UnknownRef(args.reference.clone()));
+                for condenser in std::iter::once(&loaded.condenser).chain(&loaded.previous) {
+                    answer = condenser.retrieve(&args.reference, &selection).await;
+                    if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
+                        break;
+                    }
+                }
+                match answer {
+                    Ok(text) => text,
+                    Err(error) => return Ok(tool_error(error.to_string())),
+                }
+            }
+        };
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(text),
+        ])))
+    }
+}
+
+fn tool_error(message: String) -> CallToolResponse {
+    CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)]))
+}
+
+const INSTRUCTIONS: &str = "Tool results larger than a configured size are condensed by condense, \
+a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for; a \
+condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
+
+impl ServerHandler for ProxyServer {
+    fn get_info(&self) -> ServerConfig {
+        let Some(info) = self.upstream_info() else {
+            let mut config = ServerConfig::new(ServerCapabilities::default());
+            config.server_info =
+                implementation(format!("condense ({})", self.shared.upstream.label()), None);
+            config.protocol_version = NEWEST_RELAYED_VERSION;
+            return config;
+        };
+        let mut capabilities = info.capabilities.clone();
+        // The added tools are listed even when the upstream has none.
+        capabilities
+            .tools
+            .get_or_insert_with(ToolsCapability::default);
+        let upstream = info.server_info.as_ref();
+        let upstream_name =
+            upstream.map_or_else(|| self.shared.upstream.label(), |i| i.name.clone());
+        let upstream_title = upstream
+            .and_then(|i| i.title.clone())
+            .unwrap_or_else(|| upstream_name.clone());
+        let mut server_info = implementation(
+            format!("condense ({upstream_name})"),
+            upstream.map(|i| i.version.clone()),
+        );
+        server_info.title = Some(format!("condense in front of {upstream_title}"));
+        let ours = INSTRUCTIONS.replace("{query}", &self.settings().query_argument_name);
+        let instructions = match &info.instructions {
+            Some(theirs) => format!("{theirs}\n\n{ours}"),
+            None => ours,
+        };
+        let mut config = ServerConfig::new(capabilities).with_instructions(instructions);
+        config.server_info = server_info;
+        config.protocol_version = info.protocol_version.clone();
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        let newest = self
+            .upstream_info()
+            .map_or(NEWEST_RELAYED_VERSION, |info| info.protocol_version.clone());
+        Cow::Borrowed(ProtocolVersion::known_up_to(&newest))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let handler = UpstreamHandler::new(
+            context.peer.clone(),
+            self.session.progress_up.clone(),
+            self.session.progress_down.clone(),
+        );
+        self.session
+            .upstream
+            .get_or_try_init(|| async {
+                let connection =
+                    upstream::connect(&self.shared.upstream, request.clone(), handler).await?;
+                Ok::<_, super::error::ProxyError>(Upstream {
+                    peer: connection.peer().clone(),
+                    connection: tokio::sync::Mutex::new(Some(connection)),
+                })
+            })
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "could not reach the upstream server");
+                McpError::internal_error(error.to_string(), None)
+            })?;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        relay!(self, context, PingRequest::default())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        relay!(self, context, CompleteRequest::new(request), CompleteResult)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        relay!(self, context, SetLevelRequest::new(request))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        match self
+            .relay(GetPromptRequest::new(request).into(), &context)
+            .await?
+        {
+            ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(result)),
+            ServerResult::InputRequiredResult(input) => Ok(GetPromptResponse::InputRequired(input)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let request = ListPromptsRequest {
+            params: request,
+            ..Default::default()
+        };
+        relay!(self, context, request, ListPromptsResult)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let request = ListResourcesRequest {
+            params: request,
+            ..Default::default()
+        };
+        relay!(self, context, request, ListResourcesResult)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let request = ListResourceTemplatesRequest {
+            params: request,
+            ..Default::default()
+        };
+        relay!(self, context, request, ListResourceTemplatesResult)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match self
+            .relay(ReadResourceRequest::new(request).into(), &context)
+            .await?
+        {
+            ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+            ServerResult::InputRequiredResult(input) => {
+                Ok(ReadResourceResponse::InputRequired(input))
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        relay!(self, context, SubscribeRequest::new(request))
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        relay!(self, context, UnsubscribeRequest::new(request))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
+        let mut result = if self.upstream_has_tools() {
+            let request = ListToolsRequest {
+                params: request,
+                ..Default::default()
+            };
+            relay!(self, context, request, ListToolsResult)?
+        } else {
+            ListToolsResult::default()
+        };
+        let settings = self.settings();
+        let query_name = settings.query_argument_name.as_str();
+        let mut added_names: Vec<&str> = ADDED_TOOLS.to_vec();
+        for tool in &mut result.tools {
+            let name = tool.name.to_string();
+            // An upstream tool of the same name as an added one wins: the added one is not listed.
+            added_names.retain(|added| *added != name);
+            lock(&self.session.upstream_tools).insert(name.clone());
+            let tool_settings = settings.for_tool(&name);
+            if let Some(schema) = &tool.output_schema {
+                lock(&self.session.output_schemas).insert(name.clone(), schema.clone());
+            }
+            structured::list_tool(tool, tool_settings.structured_content);
+            if tool_settings.query_argument && !tools::add_query_argument(tool, query_name) {
+                tracing::warn!(tool = %name, argument = query_name, "the tool has its own argument of this name; no query channel for it");
+                lock(&self.session.own_query_argument).insert(name);
+            }
+        }
+        if first_page {
+            result.tools.extend(
+                tools::added_tools()
+                    .into_iter()
+                    .filter(|tool| added_names.contains(&tool.name.as_ref())),
+            );
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.as_ref();
+        let shadowed = lock(&self.session.upstream_tools).contains(name);
+        if ADDED_TOOLS.contains(&name) && !shadowed {
+            return self.call_added_tool(request, &context).await;
+        }
+        self.call_upstream_tool(request, &context, None, None).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        match self
+            .relay(ClientRequest::CustomRequest(request), &context)
+            .await?
+        {
+            ServerResult::CustomResult(result) => Ok(result),
+            other => Ok(CustomResult(
+                serde_json::to_value(other).unwrap_or_default(),
+            )),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        relay!(self, context, GetTaskRequest::new(request), GetTaskResult)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        relay!(self, context, UpdateTaskRequest::new(request))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        relay!(self, context, CancelTaskRequest::new(request))
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let request = ListSkillsRequest {
+            params: request,
+            ..Default::default()
+        };
+        relay!(self, context, request, ListSkillsResult)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        relay!(self, context, GetSkillRequest::new(request), GetSkillResult)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        relay!(
+            self,
+            context,
+            ReadResourceDirectoryRequest::new(request),
+            ListResourcesResult
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        mut notification: ProgressNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        // Progress the client reports on a request the upstream sent it (through the proxy).
+        if let Some(original) = self
+            .session
+            .progress_down
+            .original(&notification.progress_token)
+        {
+            notification.progress_token = original;
+            self.notify_upstream(ProgressNotification::new(notification).into())
+                .await;
+        }
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.notify_upstream(RootsListChangedNotification::default().into())
+            .await;
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.notify_upstream(ClientNotification::CustomNotification(notification))
+            .await;
+    }
+}
+
+fn implementation(name: String, version: Option<String>) -> Implementation {
+    // Through serde: `Implementation` is non-exhaustive and has no name/version constructor
+    // that is stable across rmcp releases.
+    serde_json::from_value(serde_json::json!({
+        "name": name,
+        "version": version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
+    }))
+    .unwrap_or_else(|_| Implementation::from_build_env())
+}

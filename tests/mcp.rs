@@ -1,0 +1,355 @@
+//! The MCP proxy against real upstream servers (`server-everything`, `server-filesystem`) and a
+//! real client (the official Python SDK), driving the `condense` binary.
+//!
+//! The tools come from `scripts/mcp/install.sh`, which exports `CONDENSE_TEST_NODE_MODULES` and
+//! `CONDENSE_TEST_PYTHON`. Without them the tests print a notice and pass, except under `CI`,
+//! where a missing tool is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Rig {
+    node_modules: PathBuf,
+    python: PathBuf,
+}
+
+fn rig() -> Option<Rig> {
+    let node_modules = std::env::var_os("CONDENSE_TEST_NODE_MODULES").map(PathBuf::from);
+    let python = std::env::var_os("CONDENSE_TEST_PYTHON").map(PathBuf::from);
+    match (node_modules, python) {
+        (Some(node_modules), Some(python)) => Some(Rig {
+            node_modules,
+            python,
+        }),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but CONDENSE_TEST_NODE_MODULES / CONDENSE_TEST_PYTHON are not: run scripts/mcp/install.sh"
+            );
+            eprintln!("skipping: run `eval \"$(scripts/mcp/install.sh)\"` to test the MCP proxy");
+            None
+        }
+    }
+}
+
+impl Rig {
+    fn everything(&self) -> Vec<String> {
+        vec![
+            "node".into(),
+            self.path("@modelcontextprotocol/server-everything/dist/index.js"),
+            "stdio".into(),
+        ]
+    }
+
+    fn filesystem(&self, root: &Path) -> Vec<String> {
+        vec![
+            "node".into(),
+            self.path("@modelcontextprotocol/server-filesystem/dist/index.js"),
+            root.display().to_string(),
+        ]
+    }
+
+    fn path(&self, relative: &str) -> String {
+        self.node_modules.join(relative).display().to_string()
+    }
+
+    /// Runs `steps` with the Python client against `target` ("stdio" + command, or "http" + URL).
+    fn client(&self, steps: &Value, target: &[String]) -> Value {
+        let output = Command::new(&self.python)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py"))
+            .arg(steps.to_string())
+            .args(target)
+            .env("CONDENSE_LOG", "warn")
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("python runs");
+        assert!(output.status.success(), "client failed: {output:?}");
+        serde_json::from_slice(&output.stdout).expect("client prints JSON")
+    }
+}
+
+fn via_proxy(upstream: &[String], config: Option<&Path>) -> Vec<String> {
+    let mut target = vec![
+        "stdio".to_owned(),
+        env!("CARGO_BIN_EXE_condense").to_owned(),
+        "proxy".to_owned(),
+    ];
+    if let Some(config) = config {
+        target.push("--config".into());
+        target.push(config.display().to_string());
+    }
+    target.push("--".into());
+    target.extend(upstream.iter().cloned());
+    target
+}
+
+fn direct(upstream: &[String]) -> Vec<String> {
+    let mut target = vec!["stdio".to_owned()];
+    target.extend(upstream.iter().cloned());
+    target
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("condense-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn everything_features_pass_through_unchanged() {
+    let Some(rig) = rig() else { return };
+    let steps = json!([
+        {"op": "call_tool", "name": "echo", "arguments": {"message": "hello through the proxy"}},
+        {"op": "call_tool", "name": "get-sum", "arguments": {"a": 2, "b": 40}},
+        {"op": "call_tool", "name": "get-tiny-image"},
+        {"op": "call_tool", "name": "get-structured-content", "arguments": {"location": "New York"}},
+        {"op": "call_tool", "name": "get-resource-links", "arguments": {"count": 2}},
+        {"op": "call_tool", "name": "get-annotated-message", "arguments": {"messageType": "error", "includeImage": true}},
+        {"op": "list_prompts"},
+        {"op": "get_prompt", "name": "args-prompt", "arguments": {"city": "Lyon"}},
+        {"op": "list_resources"},
+        {"op": "list_resource_templates"},
+        {"op": "read_resource", "uri": "demo://resource/static/document/features.md"},
+        {"op": "complete", "prompt": "completable-prompt", "argument": "department", "value": "E"},
+        {"op": "set_level", "level": "debug"},
+        {"op": "ping"}
+    ]);
+    let direct = rig.client(&steps, &direct(&rig.everything()));
+    let proxied = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    for (index, (want, got)) in direct["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .zip(proxied["steps"].as_array().expect("steps"))
+        .enumerate()
+    {
+        assert!(
+            want.get("error").is_none(),
+            "direct step {index} failed: {want}"
+        );
+        assert_eq!(
+            got, want,
+            "step {index} ({}) differs through the proxy",
+            steps[index]["op"]
+        );
+    }
+    let server_info = &proxied["server_info"]["serverInfo"];
+    assert!(
+        server_info["name"]
+            .as_str()
+            .is_some_and(|name| name.starts_with("condense (")),
+        "{server_info}"
+    );
+}
+
+#[test]
+fn tools_gain_query_argument_and_added_tools_are_listed() {
+    let Some(rig) = rig() else { return };
+    let report = rig.client(
+        &json!([{"op": "list_tools"}]),
+        &via_proxy(&rig.everything(), None),
+    );
+    let tools = report["steps"][0]["tools"].as_array().expect("tools");
+    let echo = tools
+        .iter()
+        .find(|tool| tool["name"] == "echo")
+        .expect("echo listed");
+    assert_eq!(
+        echo["inputSchema"]["properties"]["condense_query"]["type"],
+        "string"
+    );
+    assert_eq!(echo["inputSchema"]["required"], json!(["message"]));
+    for added in [
+        "call_tool_summarized",
+        "summarize",
+        "summarize_for_extraction",
+        "condense_retrieve",
+    ] {
+        assert!(
+            tools.iter().any(|tool| tool["name"] == added),
+            "{added} is listed"
+        );
+    }
+    // The sampling tool is registered only for clients that offer sampling: the proxy
+    // introduced the client's capabilities upstream.
+    assert!(
+        tools
+            .iter()
+            .any(|tool| tool["name"] == "trigger-sampling-request")
+    );
+}
+
+#[test]
+fn server_requests_progress_and_query_argument_round_trip() {
+    let Some(rig) = rig() else { return };
+    let steps = json!([
+        {"op": "call_tool", "name": "trigger-sampling-request", "arguments": {"prompt": "ping", "maxTokens": 10}},
+        {"op": "call_tool", "name": "get-roots-list"},
+        {"op": "call_tool", "name": "trigger-long-running-operation", "arguments": {"duration": 1, "steps": 3}},
+        {"op": "call_tool", "name": "echo", "arguments": {"message": "q", "condense_query": "anything"}}
+    ]);
+    let report = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    let steps = report["steps"].as_array().expect("steps");
+    assert!(
+        text_of(&steps[0]).contains("sampled: "),
+        "sampling: {}",
+        steps[0]
+    );
+    assert!(
+        text_of(&steps[1]).contains("test-root"),
+        "roots: {}",
+        steps[1]
+    );
+    assert_eq!(steps[2]["isError"], false, "long operation: {}", steps[2]);
+    let progress = report["progress"].as_array().expect("progress");
+    assert_eq!(
+        progress.len(),
+        3,
+        "progress notifications reach the client: {progress:?}"
+    );
+    // The query argument was removed before forwarding: echo's strict schema accepted the call.
+    assert_eq!(text_of(&steps[3]), "Echo: q", "{}", steps[3]);
+}
+
+#[test]
+fn large_file_is_condensed_with_header_and_retrievable() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("fs");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/dev/09-zookeeper-errors/input.txt");
+    let corpus = if corpus.exists() {
+        corpus
+    } else {
+        PathBuf::from("/work/shared/corpus/dev/09-zookeeper-errors/input.txt")
+    };
+    let log = root.join("zookeeper.log");
+    std::fs::copy(&corpus, &log).expect("corpus file copied");
+    let small = root.join("small.txt");
+    std::fs::write(&small, "just a few words\n").expect("write");
+    let config = root.join("condense.toml");
+    std::fs::write(
+        &config,
+        "[defaults]\nthreshold_tokens = 2000\nbudget_tokens = 800\n",
+    )
+    .expect("write");
+    let path = |p: &Path| p.display().to_string();
+    let steps = json!([
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": path(&log)}},
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": path(&log), "condense_query": "ERROR NIOServerCnxn"}},
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": path(&small)}},
+        {"op": "list_tools"}
+    ]);
+    let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), Some(&config)));
+    let steps = report["steps"].as_array().expect("steps");
+
+    let condensed = text_of(&steps[0]);
+    assert!(condensed.starts_with("[condense:"), "{condensed}");
+    assert!(
+        condensed.len() < 8000,
+        "condensed to the budget: {} bytes",
+        condensed.len()
+    );
+    // Drop policy (the default): no huge structuredContent beside the condensed text, and the
+    // listed tool no longer promises one.
+    assert!(steps[0].get("structuredContent").is_none(), "{}", steps[0]);
+    let tools = steps[3]["tools"].as_array().expect("tools");
+    let read = tools
+        .iter()
+        .find(|tool| tool["name"] == "read_text_file")
+        .expect("listed");
+    assert!(read.get("outputSchema").is_none(), "{read}");
+
+    let with_query = text_of(&steps[1]);
+    assert!(with_query.starts_with("[condense:"), "{with_query}");
+
+    // A small result passes byte for byte, structuredContent included.
+    assert_eq!(text_of(&steps[2]), "just a few words\n");
+    assert_eq!(
+        steps[2]["structuredContent"]["content"],
+        "just a few words\n"
+    );
+
+    let reference = condensed
+        .split("kept as ")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("a ref in the header")
+        .to_owned();
+    // Retrieval needs the same proxy process that condensed: one client session does both.
+    let steps = json!([
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": path(&log)}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "pattern": "NIOServerCnxn@180", "lines": 5}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "offset": 0, "lines": 3}}
+    ]);
+    let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), Some(&config)));
+    let steps = report["steps"].as_array().expect("steps");
+    let grep = text_of(&steps[1]);
+    assert!(
+        grep.contains("2015-07-29 23:44:28,903 - ERROR [CommitProcessor:1:NIOServerCnxn@180]"),
+        "{grep}"
+    );
+    let original = std::fs::read_to_string(&log).expect("read");
+    let first_line = original.lines().next().expect("a line");
+    assert!(text_of(&steps[2]).contains(first_line), "{}", steps[2]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn http_mode_serves_health_and_mcp() {
+    let Some(rig) = rig() else { return };
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
+        .args(["proxy", "--listen", &addr, "--"])
+        .args(rig.everything())
+        .env("CONDENSE_LOG", "warn")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("proxy starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let health = loop {
+        if let Ok(body) = http_get(&addr, "/health") {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "health endpoint did not answer");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(health.contains("\"status\":\"ok\""), "{health}");
+    let report = rig.client(
+        &json!([{"op": "call_tool", "name": "echo", "arguments": {"message": "over http"}}]),
+        &["http".to_owned(), format!("http://{addr}/mcp")],
+    );
+    assert_eq!(text_of(&report["steps"][0]), "Echo: over http");
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
+
+fn http_get(addr: &str, path: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response)
+}

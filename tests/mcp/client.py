@@ -1,0 +1,127 @@
+"""A real MCP client (the official Python SDK) that runs steps against a server and prints JSON.
+
+Usage:
+  client.py STEPS_JSON stdio COMMAND [ARGS...]
+  client.py STEPS_JSON http URL
+
+STEPS_JSON is a JSON list of steps, each {"op": ..., ...}. The output is one JSON object:
+{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...]}, where each result
+is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
+"""
+
+import asyncio
+import json
+import sys
+from contextlib import AsyncExitStack
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def sampling_callback(context, params):
+    # A canned model: answers with the prompt's first text, so tests can see the round trip.
+    first = params.messages[0].content
+    text = getattr(first, "text", "")
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text=f"sampled: {text}"),
+        model="test-model",
+        stopReason="endTurn",
+    )
+
+
+async def list_roots_callback(context):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///test-root", name="test-root")])
+
+
+async def run(steps, mode, target):
+    report = {}
+    try:
+        await run_into(report, steps, mode, target)
+    except BaseException:  # noqa: BLE001
+        # The SDK may fail while closing (a notification racing the shutdown); what the steps
+        # returned is complete by then.
+        if "steps" not in report:
+            raise
+    return report
+
+
+async def run_into(report, steps, mode, target):
+    progress = []
+    logs = []
+
+    async def logging_callback(params):
+        logs.append(dump(params))
+
+    async with AsyncExitStack() as stack:
+        if mode == "stdio":
+            params = StdioServerParameters(command=target[0], args=target[1:])
+            read, write = await stack.enter_async_context(stdio_client(params))
+        else:
+            read, write, _ = await stack.enter_async_context(streamablehttp_client(target[0]))
+        session = await stack.enter_async_context(
+            ClientSession(
+                read,
+                write,
+                sampling_callback=sampling_callback,
+                list_roots_callback=list_roots_callback,
+                logging_callback=logging_callback,
+            )
+        )
+        init = await session.initialize()
+        results = []
+        for step in steps:
+            op = step["op"]
+            try:
+                if op == "list_tools":
+                    result = await session.list_tools()
+                elif op == "call_tool":
+                    async def on_progress(value, total, message, name=step["name"]):
+                        progress.append({"tool": name, "progress": value, "total": total})
+
+                    result = await session.call_tool(
+                        step["name"], step.get("arguments", {}), progress_callback=on_progress
+                    )
+                elif op == "list_resources":
+                    result = await session.list_resources()
+                elif op == "list_resource_templates":
+                    result = await session.list_resource_templates()
+                elif op == "read_resource":
+                    result = await session.read_resource(step["uri"])
+                elif op == "list_prompts":
+                    result = await session.list_prompts()
+                elif op == "get_prompt":
+                    result = await session.get_prompt(step["name"], step.get("arguments", {}))
+                elif op == "complete":
+                    result = await session.complete(
+                        types.PromptReference(type="ref/prompt", name=step["prompt"]),
+                        argument={"name": step["argument"], "value": step["value"]},
+                    )
+                elif op == "set_level":
+                    result = await session.set_logging_level(step["level"])
+                elif op == "ping":
+                    result = await session.send_ping()
+                else:
+                    raise ValueError(f"unknown op {op}")
+                results.append(dump(result))
+            except Exception as error:  # noqa: BLE001 - reported to the test as data
+                results.append({"error": str(error)})
+        report.update(
+            {"server_info": dump(init), "steps": results, "progress": progress, "logs": logs}
+        )
+
+
+def main():
+    steps = json.loads(sys.argv[1])
+    mode = sys.argv[2]
+    report = asyncio.run(run(steps, mode, sys.argv[3:]))
+    json.dump(report, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
