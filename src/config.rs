@@ -633,15 +633,14 @@ fn validate(
     // An unknown key is reported at its parent; name the key itself.
     if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
         error.kind()
+        && let Some(name) = unexpected.first()
     {
-        if let Some(name) = unexpected.first() {
-            key = if key.is_empty() {
-                name.clone()
-            } else {
-                format!("{key}.{name}")
-            };
-            message = format!("unknown key `{name}`");
-        }
+        key = if key.is_empty() {
+            name.clone()
+        } else {
+            format!("{key}.{name}")
+        };
+        message = format!("unknown key `{name}`");
     }
     if let Some(var) = overridden.get(&pointer) {
         return Err(ConfigError::Env {

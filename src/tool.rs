@@ -327,10 +327,10 @@ impl ToolResponse for ToolResult {
     fn rebuild(mut self, parts: Vec<Option<String>>, outcomes: &[Condensed]) -> Self {
         let mut parts = parts.into_iter();
         for block in &mut self.content {
-            if block.as_text().is_some() {
-                if let Some(Some(text)) = parts.next() {
-                    block.set_text(text);
-                }
+            if block.as_text().is_some()
+                && let Some(Some(text)) = parts.next()
+            {
+                block.set_text(text);
             }
         }
         if !outcomes.is_empty() {

@@ -540,11 +540,10 @@ proptest! {
             let start = c.span.clone().unwrap().start;
             // The nearest header line before the chunk, if any.
             let nearest = text[..start].lines().rev().find(|l| l.starts_with('#'));
-            if let Some(header) = nearest {
-                if !c.body.starts_with('#') && counter().count(header) <= size / 4 {
+            if let Some(header) = nearest
+                && !c.body.starts_with('#') && counter().count(header) <= size / 4 {
                     prop_assert!(c.context.lines().any(|l| l == header.trim()), "{header:?} not in {:?}", c.context);
                 }
-            }
         }
     }
 }

@@ -792,13 +792,13 @@ impl MapReduce {
         let mut task_jobs = HashMap::new();
         for (i, job) in jobs.into_iter().enumerate() {
             keys.push(job.key);
-            if let Some(cache) = &self.cache {
-                if let Some(hit) = cache.get(job.key).await {
-                    answers[i] = Some(hit.to_string());
-                    outcome.cache_hits += 1;
-                    done += 1;
-                    continue;
-                }
+            if let Some(cache) = &self.cache
+                && let Some(hit) = cache.get(job.key).await
+            {
+                answers[i] = Some(hit.to_string());
+                outcome.cache_hits += 1;
+                done += 1;
+                continue;
             }
             let llm = Arc::clone(&self.llm);
             let in_flight = Arc::clone(&self.in_flight);

@@ -62,10 +62,10 @@ where
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 let extensions = span.extensions();
-                if let Some(fields) = extensions.get::<FormattedFields<N>>() {
-                    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields) {
-                        object.extend(map);
-                    }
+                if let Some(fields) = extensions.get::<FormattedFields<N>>()
+                    && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields)
+                {
+                    object.extend(map);
                 }
             }
         }

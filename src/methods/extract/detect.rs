@@ -59,10 +59,10 @@ const SAMPLE_LINES: usize = 200;
 pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-            if value.is_object() || value.is_array() {
-                return (ContentKind::Json, Some(value));
-            }
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+            && (value.is_object() || value.is_array())
+        {
+            return (ContentKind::Json, Some(value));
         }
         if looks_like_json_lines(trimmed) {
             return (ContentKind::JsonLines, None);

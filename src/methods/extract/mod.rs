@@ -158,20 +158,20 @@ pub fn extract_with_stats(
     counter: &TokenCounter,
 ) -> Extracted {
     // Small enough to count cheaply and within budget: nothing to do.
-    if text.len() <= budget.saturating_mul(8) {
-        if let Some(tokens) = counter.count_up_to(text, budget) {
-            return Extracted {
-                text: text.to_owned(),
-                stats: ExtractStats {
-                    kind: ContentKind::Text,
-                    units: 0,
-                    kept_units: 0,
-                    omitted_units: 0,
-                    tokens,
-                    unchanged: true,
-                },
-            };
-        }
+    if text.len() <= budget.saturating_mul(8)
+        && let Some(tokens) = counter.count_up_to(text, budget)
+    {
+        return Extracted {
+            text: text.to_owned(),
+            stats: ExtractStats {
+                kind: ContentKind::Text,
+                units: 0,
+                kept_units: 0,
+                omitted_units: 0,
+                tokens,
+                unchanged: true,
+            },
+        };
     }
     // The steps below are written not to panic; should one still do so on some input, the
     // caller gets a truncation rather than a failed tool call.

@@ -97,15 +97,13 @@ fn quoted_strings(text: &str) -> Vec<&str> {
         let q = bytes[i];
         let opens =
             matches!(q, b'\'' | b'"' | b'`') && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
-        if opens {
-            if let Some(len) = text[i + 1..].find(q as char) {
-                let inner = &text[i + 1..i + 1 + len];
-                let after = bytes.get(i + 2 + len).copied();
-                if !inner.is_empty() && after.is_none_or(|b| !b.is_ascii_alphanumeric()) {
-                    found.push(inner);
-                    i += len + 2;
-                    continue;
-                }
+        if opens && let Some(len) = text[i + 1..].find(q as char) {
+            let inner = &text[i + 1..i + 1 + len];
+            let after = bytes.get(i + 2 + len).copied();
+            if !inner.is_empty() && after.is_none_or(|b| !b.is_ascii_alphanumeric()) {
+                found.push(inner);
+                i += len + 2;
+                continue;
             }
         }
         i += 1;

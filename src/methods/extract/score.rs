@@ -250,11 +250,11 @@ fn signals(
             min = Some((u, x));
         }
     }
-    if let (Some((hi, a)), Some((lo, b))) = (max, min) {
-        if a > b {
-            extreme[hi] = extreme[hi].max(extreme_weight);
-            extreme[lo] = extreme[lo].max(extreme_weight);
-        }
+    if let (Some((hi, a)), Some((lo, b))) = (max, min)
+        && a > b
+    {
+        extreme[hi] = extreme[hi].max(extreme_weight);
+        extreme[lo] = extreme[lo].max(extreme_weight);
     }
 }
 
@@ -270,10 +270,11 @@ fn pull_blocks(doc: &Doc<'_>, scores: &mut [f32]) {
         }
     }
     for (unit, s) in doc.units.iter().zip(scores.iter_mut()) {
-        if let Some(&(top, size)) = unit.block.and_then(|b| best.get(&b)) {
-            if size <= MAX_PULL_BLOCK && top > *s {
-                *s += BLOCK_PULL * (top - *s);
-            }
+        if let Some(&(top, size)) = unit.block.and_then(|b| best.get(&b))
+            && size <= MAX_PULL_BLOCK
+            && top > *s
+        {
+            *s += BLOCK_PULL * (top - *s);
         }
     }
 }

@@ -521,14 +521,14 @@ fn render_string(out: &mut String, s: &str, cap: usize, query: Option<&Query>) {
     let head = &s[..crate::tokens::floor_char_boundary(s, cap)];
     let mut text = head.to_owned();
     // A part of the rest that the query names is worth more than more of the head.
-    if let Some(q) = query {
-        if let Some(at) = q.first_exact_match(&s[head.len()..]) {
-            let at = head.len() + at;
-            let from = crate::tokens::floor_char_boundary(s, at.saturating_sub(60).max(head.len()));
-            let to = crate::tokens::floor_char_boundary(s, at + 100);
-            text.push_str(" … ");
-            text.push_str(&s[from..to]);
-        }
+    if let Some(q) = query
+        && let Some(at) = q.first_exact_match(&s[head.len()..])
+    {
+        let at = head.len() + at;
+        let from = crate::tokens::floor_char_boundary(s, at.saturating_sub(60).max(head.len()));
+        let to = crate::tokens::floor_char_boundary(s, at + 100);
+        text.push_str(" … ");
+        text.push_str(&s[from..to]);
     }
     let quoted = json_string(&text);
     out.push_str(&quoted[..quoted.len() - 1]);
@@ -588,10 +588,11 @@ fn choose_scalars<'m>(
 fn named_values(query: &Query, item: &Value) -> usize {
     let mut count = 0;
     for_each_scalar(item, "", 0, &mut |_, value| {
-        if let Value::String(s) = value {
-            if s.len() <= MAX_CATEGORY_BYTES && query.mentions(s) {
-                count += 1;
-            }
+        if let Value::String(s) = value
+            && s.len() <= MAX_CATEGORY_BYTES
+            && query.mentions(s)
+        {
+            count += 1;
         }
     });
     count

@@ -88,13 +88,11 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         }
         let continues =
             !starts_entry(line) && entry_head.is_some() && entry_lines < MAX_ENTRY_LINES;
-        if continues {
-            if let Some(last) = units.last_mut() {
-                last.span.end = span.end;
-                last.weight += 1;
-                entry_lines += 1;
-                continue;
-            }
+        if continues && let Some(last) = units.last_mut() {
+            last.span.end = span.end;
+            last.weight += 1;
+            entry_lines += 1;
+            continue;
         }
         let starts = starts_entry(line);
         let (level, explicit) = match explicit_level(line) {

@@ -193,11 +193,11 @@ fn sentences(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<us
                 start = i + 2;
                 last_end = None;
             }
-        } else if i.saturating_sub(start) >= MAX_PARAGRAPH_BYTES {
-            if let Some(end) = last_end.take() {
-                pieces.push(start..end);
-                start = end + 1;
-            }
+        } else if i.saturating_sub(start) >= MAX_PARAGRAPH_BYTES
+            && let Some(end) = last_end.take()
+        {
+            pieces.push(start..end);
+            start = end + 1;
         }
         i += 1;
     }

@@ -58,10 +58,10 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
             if cut < end {
                 // Back up to whitespace within the last quarter, if there is some.
                 let window = &doc.source[start..cut];
-                if let Some(ws) = window.rfind(|c: char| c.is_whitespace()) {
-                    if ws > max_bytes * 3 / 4 {
-                        cut = start + ws;
-                    }
+                if let Some(ws) = window.rfind(|c: char| c.is_whitespace())
+                    && ws > max_bytes * 3 / 4
+                {
+                    cut = start + ws;
                 }
             }
             if cut <= start {
