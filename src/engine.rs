@@ -877,8 +877,8 @@ impl Condenser {
         let budget = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) => plan.budget_tokens,
             _ => {
-                let outcome = self.pass_through(&joined, &request, Instant::now());
-                drop(outcome);
+                // The hook still sees the pass-through outcome.
+                self.pass_through(&joined, &request, Instant::now());
                 return response;
             }
         };

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::error::ProxyError;
+use crate::config::glob_matches;
 
 /// The default name of the argument each listed tool gains for the model's query.
 pub const DEFAULT_QUERY_ARGUMENT: &str = "condense_query";
@@ -34,23 +35,9 @@ pub enum StructuredContentPolicy {
     Condense,
 }
 
-/// What condensing mode a tool uses; the proxy only needs to know about `passthrough`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ToolMode {
-    /// Condense with whatever the engine decides.
-    #[default]
-    Auto,
-    /// Use the LLM rung first.
-    Llm,
-    /// Use the extractive rung.
-    Extract,
-    /// Use truncation.
-    Truncate,
-    /// Never condense this tool's results.
-    Passthrough,
-}
+/// What condensing mode a tool uses: the engine's [`Mode`](crate::config::Mode); the proxy
+/// itself only acts on `passthrough`.
+pub type ToolMode = crate::config::Mode;
 
 /// The settings that apply to one tool, after rule matching.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,7 +189,7 @@ fn apply(base: &ToolSettings, overrides: &Overrides) -> ToolSettings {
     ToolSettings {
         threshold_tokens: overrides.threshold_tokens.unwrap_or(base.threshold_tokens),
         budget_tokens: overrides.budget_tokens.unwrap_or(base.budget_tokens),
-        mode: overrides.mode.clone().unwrap_or_else(|| base.mode.clone()),
+        mode: overrides.mode.unwrap_or(base.mode),
         query_argument: overrides.query_argument.unwrap_or(base.query_argument),
         structured_content: overrides
             .structured_content
@@ -231,36 +218,6 @@ pub(crate) fn without_proxy_keys(text: &str) -> Result<String, String> {
         }
     }
     toml::to_string(&table).map_err(|e| e.to_string())
-}
-
-/// Shell-style glob: `*` matches any run of characters, `?` one character.
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    // Iterative matcher with one backtrack point: linear in practice, never exponential.
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == name[n] => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((star_p, star_n)) => {
-                    p = star_p + 1;
-                    n = star_n + 1;
-                    star = Some((star_p, star_n + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
