@@ -8,6 +8,7 @@ mod engine;
 mod extract;
 mod layer;
 mod litellm;
+mod litellm_faults;
 mod litellm_layer;
 mod llm;
 mod mapreduce;

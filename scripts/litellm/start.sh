@@ -2,7 +2,7 @@
 # Starts a LiteLLM proxy on 127.0.0.1 with a free port, waits until it answers, and prints the
 # variables the `litellm` integration tests read:
 #
-#   eval "$(scripts/litellm/start.sh)"     # exports CONDENSE_TEST_LITELLM_URL and _KEY
+#   eval "$(scripts/litellm/start.sh)"     # exports CONDENSE_TEST_LITELLM_URL, _KEY, _FAULT_BACKEND_PORT
 #   cargo test litellm
 #   scripts/litellm/stop.sh
 #
@@ -28,12 +28,16 @@ if [[ -f "$state/proxy.pid" ]] && kill -0 "$(cat "$state/proxy.pid")" 2>/dev/nul
 fi
 
 port="$("$here/free-port.sh")"
+# The port where the tests serve a scripted OpenAI-compatible backend for the `faulty-backend`
+# model: LiteLLM in front of a backend that fails in chosen ways.
+fault_port="$("$here/free-port.sh")"
 # A fresh key per start: auth is real, and no key lives in the repository.
 master_key="sk-condense-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
 
 # Without LITELLM_LOCAL_MODEL_COST_MAP the proxy spends its start-up fetching a cost map from
 # the web, and retrying.
 CONDENSE_LITELLM_MASTER_KEY="$master_key" \
+    CONDENSE_FAULT_BACKEND_URL="http://127.0.0.1:$fault_port/v1" \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
     LITELLM_LOG=ERROR \
     nohup "$venv/bin/litellm" --config "$config" --host 127.0.0.1 --port "$port" \
@@ -63,3 +67,4 @@ echo "LiteLLM proxy ready at $url (pid $pid, log $state/proxy.log)" >&2
 echo "export CONDENSE_TEST_LITELLM_URL=$url"
 echo "export CONDENSE_TEST_LITELLM_KEY=$master_key"
 echo "export CONDENSE_LITELLM_PID=$pid"
+echo "export CONDENSE_TEST_FAULT_BACKEND_PORT=$fault_port"

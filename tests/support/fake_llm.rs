@@ -157,7 +157,28 @@ impl FakeLlm {
     pub(crate) async fn with_handler(
         handler: impl Fn(&Received) -> Reply + Send + Sync + 'static,
     ) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        FakeLlm::with_handler_on(0, handler).await
+    }
+
+    /// A fake on a chosen port of 127.0.0.1 (0: any free one), for a backend another process
+    /// was told to reach at a fixed address.
+    pub(crate) async fn with_handler_on(
+        port: u16,
+        handler: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        // A fixed port may still be held for a moment by the fake that used it before.
+        let mut attempts = 0;
+        let listener = loop {
+            match TcpListener::bind(("127.0.0.1", port)).await {
+                Ok(listener) => break listener,
+                Err(error) if attempts < 100 && port != 0 => {
+                    attempts += 1;
+                    let _ = error;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => panic!("cannot listen on 127.0.0.1:{port}: {error}"),
+            }
+        };
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State {
             handler: Box::new(handler),
