@@ -73,7 +73,15 @@ start() {
 stop() {
     CONDENSE_LITELLM_STATE="$state" "$here/stop.sh"
     if [[ -f "$state/llama.pid" ]]; then
-        kill "$(cat "$state/llama.pid")" 2>/dev/null || true
+        local pid
+        pid="$(cat "$state/llama.pid")"
+        kill "$pid" 2>/dev/null || true
+        # In the middle of an evaluation the server handles SIGTERM only when it finishes.
+        for _ in $(seq 1 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null || true
         rm -f "$state/llama.pid"
     fi
 }
