@@ -190,14 +190,12 @@ impl ProxyServer {
             Err(RelayError::ConnectionLost(_)) => {
                 Err(supervisor.lost(&live, &settings).await.into())
             }
-            Err(RelayError::Timeout(timeout)) => Err(McpError::internal_error(
-                format!(
-                    "the upstream MCP server `{}` did not answer {method} within {} ms (`[proxy] upstream_timeout_ms`); the request was cancelled upstream",
-                    self.shared.upstream.label(),
-                    timeout.as_millis()
-                ),
-                Some(serde_json::json!({ "upstream": "timeout" })),
-            )),
+            Err(RelayError::Timeout(after)) => Err(UpstreamFailure::TimedOut {
+                upstream: self.shared.upstream.label(),
+                method,
+                after,
+            }
+            .into()),
             Err(RelayError::Cancelled) => Err(UpstreamFailure::Cancelled.into()),
             Err(RelayError::Answered(error)) => Err(error),
         }

@@ -61,12 +61,26 @@ pub(crate) enum UpstreamFailure {
         /// When the next start is allowed.
         retry_in: Duration,
     },
+    /// No answer within `[proxy] upstream_timeout_ms`; the request was cancelled upstream.
+    TimedOut {
+        /// The program's file name or the redacted URL.
+        upstream: String,
+        /// The request's method.
+        method: String,
+        /// The timeout.
+        after: Duration,
+    },
     /// The client cancelled the request while it waited for a restart.
     Cancelled,
 }
 
 fn seconds(duration: Duration) -> String {
     format!("{:.1} s", duration.as_secs_f64())
+}
+
+/// Whether a label names a URL: a command's label is a file name, which has no `/`.
+fn is_url(upstream: &str) -> bool {
+    upstream.contains("://")
 }
 
 impl std::fmt::Display for UpstreamFailure {
@@ -79,16 +93,26 @@ impl std::fmt::Display for UpstreamFailure {
                 reason,
                 retry_in,
             } => {
-                write!(
-                    f,
-                    "could not start the upstream MCP server `{upstream}`: {reason}"
-                )?;
+                if is_url(upstream) {
+                    write!(
+                        f,
+                        "could not connect to the upstream MCP server at {upstream}: {reason}"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "could not start the upstream MCP server `{upstream}`: {reason}"
+                    )?;
+                }
                 match retry_in {
                     Some(retry_in) => write!(
                         f,
-                        "; the next attempt is in {} (on the next request after that)",
+                        "; the next attempt is in {}, on the first request after that",
                         seconds(*retry_in)
                     ),
+                    None if is_url(upstream) => {
+                        f.write_str("; check that the server is running at that address")
+                    }
                     None => f.write_str("; check its command line, and its messages on stderr"),
                 }
             }
@@ -96,11 +120,20 @@ impl std::fmt::Display for UpstreamFailure {
                 upstream,
                 ending,
                 retry_in,
-            } => write!(
-                f,
-                "the upstream MCP server `{upstream}` {ending} while handling this request; it is started again on the next request (not before {})",
-                seconds(*retry_in)
-            ),
+            } => {
+                if is_url(upstream) {
+                    write!(
+                        f,
+                        "the connection to the upstream MCP server at {upstream} was lost while handling this request; the next request reconnects"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "the upstream MCP server `{upstream}` {ending} while handling this request; the next request starts it again"
+                    )?;
+                }
+                write!(f, " (not before {})", seconds(*retry_in))
+            }
             UpstreamFailure::BackingOff {
                 upstream,
                 last,
@@ -108,8 +141,27 @@ impl std::fmt::Display for UpstreamFailure {
                 retry_in,
             } => write!(
                 f,
-                "the upstream MCP server `{upstream}` is down ({last}; {failures} failures in a row); the next start attempt is in {}, on the first request after that",
+                "the upstream MCP server {} is down ({last}; {failures} failures in a row); the next attempt is in {}, on the first request after that",
+                if is_url(upstream) {
+                    format!("at {upstream}")
+                } else {
+                    format!("`{upstream}`")
+                },
                 seconds(*retry_in)
+            ),
+            UpstreamFailure::TimedOut {
+                upstream,
+                method,
+                after,
+            } => write!(
+                f,
+                "the upstream MCP server {} did not answer {method} within {} ms (`[proxy] upstream_timeout_ms`); the request was cancelled upstream",
+                if is_url(upstream) {
+                    format!("at {upstream}")
+                } else {
+                    format!("`{upstream}`")
+                },
+                after.as_millis()
             ),
             UpstreamFailure::Cancelled => f.write_str("request cancelled"),
         }
@@ -125,6 +177,7 @@ impl From<UpstreamFailure> for McpError {
             UpstreamFailure::StartFailed { retry_in, .. } => ("start_failed", *retry_in),
             UpstreamFailure::Lost { retry_in, .. } => ("lost", Some(*retry_in)),
             UpstreamFailure::BackingOff { retry_in, .. } => ("backing_off", Some(*retry_in)),
+            UpstreamFailure::TimedOut { .. } => ("timeout", None),
             UpstreamFailure::Cancelled => ("cancelled", None),
         };
         // Programs can tell the cases apart without parsing the message.
@@ -473,10 +526,26 @@ mod tests {
             retry_in: Duration::from_millis(3200),
         });
         assert!(error.message.contains("5 failures in a row"), "{error:?}");
-        assert!(error.message.contains("in 3.2 s"), "{error:?}");
+        assert!(
+            error.message.contains("next attempt is in 3.2 s"),
+            "{error:?}"
+        );
         let data = error.data.expect("data");
         assert_eq!(data["upstream"], "backing_off");
         assert_eq!(data["retry_in_ms"], 3200);
+    }
+
+    #[test]
+    fn a_url_upstream_is_connected_to_not_started() {
+        let text = message(UpstreamFailure::StartFailed {
+            upstream: "http://127.0.0.1:9/mcp".into(),
+            reason: "connection refused".into(),
+            retry_in: None,
+        });
+        assert!(
+            text.starts_with("could not connect to the upstream MCP server at http://127.0.0.1:9/mcp: connection refused"),
+            "{text}"
+        );
     }
 
     #[test]

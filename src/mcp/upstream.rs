@@ -13,8 +13,8 @@ use rmcp::model::{
     ServerRequest, ToolListChangedNotification,
 };
 use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceError,
-    ServiceRole,
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
+    ServiceError, ServiceRole,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{Peer, RoleClient, RoleServer, Service, ServiceExt};
@@ -332,7 +332,7 @@ pub(crate) async fn connect(
                 started: Instant::now(),
             });
         }
-        Ok(Err(error)) => StartError::Handshake(redact_urls(&error.to_string())),
+        Ok(Err(error)) => StartError::Handshake(describe_handshake_error(&error)),
         Err(timeout) => StartError::HandshakeTimeout(timeout),
     };
     session.cancel();
@@ -347,6 +347,34 @@ pub(crate) async fn connect(
         }
     }
     Err(failed)
+}
+
+/// A handshake failure in the user's terms: the transport's own error and its causes, without
+/// rmcp's type names, and without credentials in any URL.
+fn describe_handshake_error(error: &ClientInitializeError) -> String {
+    let text = match error {
+        ClientInitializeError::TransportError { error, .. } => error_chain(error.error.as_ref()),
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the connection closed during the handshake".to_owned()
+        }
+        other => other.to_string(),
+    };
+    redact_urls(&text)
+}
+
+/// An error and its sources, joined by `: `, skipping a cause its parent already quotes.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 async fn bounded<F: std::future::Future>(
@@ -510,7 +538,7 @@ impl From<ServiceError> for RelayError {
             ServiceError::Timeout { timeout } => RelayError::Timeout(timeout),
             ServiceError::TransportClosed => RelayError::ConnectionLost("closed".to_owned()),
             ServiceError::TransportSend(error) => {
-                RelayError::ConnectionLost(redact_urls(&error.to_string()))
+                RelayError::ConnectionLost(redact_urls(&error_chain(error.error.as_ref())))
             }
             other => RelayError::Answered(McpError::internal_error(
                 redact_urls(&other.to_string()),
