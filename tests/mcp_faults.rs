@@ -123,17 +123,25 @@ fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
     serde_json::from_slice(&output.stdout).expect("client prints JSON")
 }
 
+/// The client's target: `condense proxy` over stdio with `upstream` (a command after `--`).
 fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(config) = config {
+        args.extend(["--config".to_owned(), config.to_owned()]);
+    }
+    args.push("--".to_owned());
+    args.extend(upstream.iter().cloned());
+    stdio_proxy_with(&args)
+}
+
+/// The client's target: `condense proxy ARGS` over stdio.
+fn stdio_proxy_with(args: &[String]) -> Vec<String> {
     let mut target = vec![
         "stdio".to_owned(),
         env!("CARGO_BIN_EXE_condense").to_owned(),
         "proxy".to_owned(),
     ];
-    if let Some(config) = config {
-        target.extend(["--config".to_owned(), config.to_owned()]);
-    }
-    target.push("--".to_owned());
-    target.extend(upstream.iter().cloned());
+    target.extend(args.iter().cloned());
     target
 }
 
@@ -594,4 +602,89 @@ fn http_upstream_that_answers_500_is_a_clear_error_and_the_proxy_stays_up() {
         "{error}"
     );
     assert!(proxy.health().is_some(), "the proxy still serves /health");
+}
+
+#[test]
+fn http_upstream_that_goes_away_mid_session_is_reconnected_when_it_is_back() {
+    let Some(python) = python() else { return };
+    let Some(node_modules) = std::env::var_os("CONDENSE_TEST_NODE_MODULES") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but CONDENSE_TEST_NODE_MODULES is not"
+        );
+        return;
+    };
+    let everything =
+        Path::new(&node_modules).join("@modelcontextprotocol/server-everything/dist/index.js");
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let serve = || {
+        let server = Command::new("node")
+            .arg(&everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    };
+    let scratch = Scratch::new("http-upstream-restart");
+    let mark = |name: &str| scratch.path(name);
+    let echo =
+        |text: &str| json!({"op": "call_tool", "name": "echo", "arguments": {"message": text}});
+    let steps = json!([
+        echo("one"),
+        {"op": "touch", "path": mark("first-done")},
+        {"op": "wait_for_file", "path": mark("server-down")},
+        echo("two"),
+        {"op": "touch", "path": mark("second-done")},
+        {"op": "wait_for_file", "path": mark("server-up")},
+        echo("three")
+    ]);
+    let mut server = serve();
+    let target = stdio_proxy_with(&[
+        "--upstream-url".to_owned(),
+        format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    let wait_for = |name: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !Path::new(&mark(name)).exists() {
+            assert!(Instant::now() < deadline, "the client did not reach {name}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let report = std::thread::scope(|scope| {
+        let client = scope.spawn(|| client(&python, &steps, &target));
+        wait_for("first-done");
+        let _ = server.kill();
+        let _ = server.wait();
+        std::fs::write(mark("server-down"), "").expect("mark");
+        wait_for("second-done");
+        server = serve();
+        std::fs::write(mark("server-up"), "").expect("mark");
+        client.join().expect("client thread")
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(text_of(&steps[0]), "Echo: one", "{}", steps[0]);
+    let error = error_of(&steps[3]);
+    assert!(
+        error.contains(&format!(
+            "upstream MCP server at http://127.0.0.1:{port}/mcp"
+        )),
+        "{error}"
+    );
+    assert_eq!(text_of(&steps[6]), "Echo: three", "{}", steps[6]);
 }

@@ -167,6 +167,21 @@ impl ProxySettings {
     /// Like [`ProxySettings::from_toml`], with the `CONDENSE_PROXY_<KEY>` overrides read from
     /// `vars` as if they were the process environment.
     ///
+    /// ```
+    /// use std::path::Path;
+    /// use std::time::Duration;
+    /// use condense::mcp::ProxySettings;
+    ///
+    /// let settings = ProxySettings::from_toml_with_env(
+    ///     "[proxy]\nupstream_timeout_ms = 1000\n",
+    ///     Path::new("condense.toml"),
+    ///     [("CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS".to_owned(), "60000".to_owned())],
+    /// )?;
+    /// assert_eq!(settings.upstream_timeout, Some(Duration::from_secs(60)));
+    /// assert_eq!(settings.restart_backoff_max, Duration::from_secs(30));
+    /// # Ok::<(), condense::mcp::ProxyError>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`ProxySettings::from_toml`], and when an override holds a value of the wrong type

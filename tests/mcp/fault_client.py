@@ -8,6 +8,8 @@ Steps (a JSON list), each {"op": ...}:
   {"op": "call_tool", "name": N, "arguments": {...}, "timeout": SECONDS?}
   {"op": "list_tools"}
   {"op": "sleep", "seconds": S}
+  {"op": "touch", "path": P}                creates the file P (tells the test a point is reached)
+  {"op": "wait_for_file", "path": P}        waits until the test creates P
   {"op": "parallel", "steps": [...]}        runs the steps concurrently, results in order
   {"op": "cancel", "after": S, "step": {call_tool step}}
                                             sends notifications/cancelled for the call after S
@@ -20,6 +22,7 @@ dumped as JSON or {"error": message}, with "elapsed_ms" added.
 
 import asyncio
 import json
+import os
 import sys
 import time
 from contextlib import AsyncExitStack
@@ -58,6 +61,13 @@ async def run_op(session, step):
         return dump(await session.list_tools())
     if op == "sleep":
         await anyio.sleep(step["seconds"])
+        return {}
+    if op == "touch":
+        open(step["path"], "w").close()
+        return {}
+    if op == "wait_for_file":
+        while not os.path.exists(step["path"]):
+            await anyio.sleep(0.02)
         return {}
     if op == "parallel":
         results = [None] * len(step["steps"])
