@@ -354,7 +354,13 @@ impl Supervisor {
                         .get()
                         .cloned()
                         .ok_or(UpstreamFailure::NotInitialized)?;
-                    match self.connect(introduction.clone(), settings).await {
+                    // A cancelled request drops a half-done start: its process is killed and
+                    // the state stays down, so the next request starts afresh.
+                    let started = tokio::select! {
+                        started = self.connect(introduction.clone(), settings) => started,
+                        () = cancelled.cancelled() => return Err(UpstreamFailure::Cancelled),
+                    };
+                    match started {
                         Ok(connection) => {
                             tracing::info!(upstream = %self.label, "the upstream MCP server is up again");
                             let vitals = connection.vitals();
