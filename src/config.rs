@@ -384,6 +384,9 @@ struct FileConfig {
     cache: FileCache,
     prompts: FilePrompts,
     tools: Vec<ToolRule>,
+    /// `[proxy]`: read by the MCP proxy (`condense::mcp`), validated here by the schema.
+    #[serde(rename = "proxy")]
+    _proxy: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -597,6 +600,20 @@ fn apply_env_overrides(
         }
     }
     Ok(set)
+}
+
+/// The `CONDENSE_<SECTION>_<KEY>` overrides of one section, typed by the schema: for the keys
+/// the MCP proxy reads itself.
+pub(crate) fn section_env_overrides(
+    section: &str,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<serde_json::Map<String, Value>, ConfigError> {
+    let mut doc = Value::Object(serde_json::Map::new());
+    apply_env_overrides(&mut doc, &EnvVars::from_pairs(vars))?;
+    Ok(match doc.get_mut(section).map(Value::take) {
+        Some(Value::Object(keys)) => keys,
+        _ => serde_json::Map::new(),
+    })
 }
 
 fn resolve_ref(schema_node: &Value) -> &Value {

@@ -13,3 +13,4 @@ mod litellm_layer;
 mod llm;
 mod mapreduce;
 mod mcp;
+mod mcp_faults;

@@ -42,6 +42,10 @@ pub enum ProxyError {
         #[source]
         source: std::io::Error,
     },
+    /// The client's `initialize` failed, typically because the upstream server could not be
+    /// started; the client was told why.
+    #[error("the MCP handshake with the client failed: {0}")]
+    Initialize(String),
     /// Serving the downstream client failed.
     #[error("serving the MCP client failed: {0}")]
     Serve(String),

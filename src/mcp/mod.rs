@@ -23,6 +23,7 @@
 //!
 //! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
 
+mod backoff;
 mod condenser;
 mod engine;
 mod error;
@@ -32,13 +33,15 @@ mod proxy;
 mod server;
 mod settings;
 mod structured;
+mod supervisor;
 mod tools;
 mod upstream;
 
 pub use error::ProxyError;
 pub use proxy::{ProxyOptions, run};
 pub use settings::{
-    DEFAULT_QUERY_ARGUMENT, ProxySettings, StructuredContentPolicy, ToolMode, ToolSettings,
+    DEFAULT_QUERY_ARGUMENT, DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX,
+    ProxySettings, StructuredContentPolicy, ToolMode, ToolSettings,
 };
 pub use upstream::UpstreamSpec;
 

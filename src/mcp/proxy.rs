@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -104,11 +105,25 @@ pub async fn serve_http(
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
     let shared = shared(&options, &shutdown)?;
     let server = ProxyServer::new(shared);
-    let running = server
+    let running = match server
         .clone()
         .serve_with_ct(rmcp::transport::stdio(), shutdown.child_token())
         .await
-        .map_err(|error| ProxyError::Serve(error.to_string()))?;
+    {
+        Ok(running) => running,
+        Err(error) => {
+            server.close(CHILD_EXIT_GRACE).await;
+            shutdown.cancel();
+            // A stdio proxy serves one client: when its upstream cannot start, exiting with the
+            // reason is what the client (and its log) shows best.
+            return Err(match error {
+                ServerInitializeError::InitializeFailed(error) => {
+                    ProxyError::Initialize(error.message.into_owned())
+                }
+                other => ProxyError::Serve(other.to_string()),
+            });
+        }
+    };
     let outcome = running.waiting().await;
     // The client left (stdin closed) or a signal came: stop the upstream before exiting so no
     // child process outlives the proxy.
@@ -153,7 +168,11 @@ fn load(
         None => String::new(),
     };
     let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
-    let settings = ProxySettings::from_toml(&text, path.unwrap_or(Path::new("defaults")))?;
+    let settings = ProxySettings::from_toml_with_env(
+        &text,
+        path.unwrap_or(Path::new("defaults")),
+        std::env::vars(),
+    )?;
     let engine_text = settings::without_proxy_keys(&text).map_err(invalid)?;
     let config = Config::from_toml_str_with_env(&engine_text, &origin, std::env::vars())
         .map_err(|error| invalid(error.to_string()))?;

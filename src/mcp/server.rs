@@ -28,9 +28,9 @@ use rmcp::model::{
     UpdateTaskRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{Peer, RoleClient, RoleServer, ServerHandler};
+use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::{OnceCell, watch};
+use tokio::sync::watch;
 use tracing::Instrument;
 
 use super::condenser::{
@@ -39,9 +39,10 @@ use super::condenser::{
 use super::progress::ProgressRoutes;
 use super::settings::ProxySettings;
 use super::structured;
+use super::supervisor::{Supervisor, UpstreamFailure};
 use super::tools::{self, ADDED_TOOLS};
 use super::upstream::{
-    self, NEWEST_RELAYED_VERSION, UpstreamConnection, UpstreamHandler, UpstreamSpec, relay_request,
+    NEWEST_RELAYED_VERSION, RelayError, UpstreamHandler, UpstreamSpec, relay_request,
 };
 use crate::TokenCounter;
 
@@ -65,9 +66,9 @@ pub(crate) struct Loaded {
 }
 
 /// One client session: its upstream connection and what the proxy learned from it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Session {
-    upstream: OnceCell<Upstream>,
+    upstream: Supervisor,
     progress_up: ProgressRoutes,
     progress_down: ProgressRoutes,
     /// Output schemas as the upstream listed them, for validating condensed results.
@@ -78,11 +79,17 @@ struct Session {
     upstream_tools: Mutex<HashSet<String>>,
 }
 
-/// The session's upstream: the peer to send to, and the connection to close.
-#[derive(Debug)]
-struct Upstream {
-    peer: Peer<RoleClient>,
-    connection: tokio::sync::Mutex<Option<UpstreamConnection>>,
+impl Session {
+    fn new(upstream: UpstreamSpec) -> Self {
+        Session {
+            upstream: Supervisor::new(upstream),
+            progress_up: ProgressRoutes::default(),
+            progress_down: ProgressRoutes::default(),
+            output_schemas: Mutex::default(),
+            own_query_argument: Mutex::default(),
+            upstream_tools: Mutex::default(),
+        }
+    }
 }
 
 /// The MCP server the client talks to.
@@ -133,10 +140,8 @@ macro_rules! relay {
 
 impl ProxyServer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        ProxyServer {
-            shared,
-            session: Arc::new(Session::default()),
-        }
+        let session = Arc::new(Session::new(shared.upstream.clone()));
+        ProxyServer { shared, session }
     }
 
     fn loaded(&self) -> Arc<Loaded> {
@@ -147,45 +152,60 @@ impl ProxyServer {
         self.loaded().settings.clone()
     }
 
-    fn upstream_peer(&self) -> Result<&Peer<RoleClient>, McpError> {
+    fn upstream_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.session
             .upstream
-            .get()
-            .map(|upstream| &upstream.peer)
-            .ok_or_else(|| McpError::invalid_request("the session is not initialized", None))
-    }
-
-    fn upstream_info(&self) -> Option<Arc<ServerPeerInfo>> {
-        self.upstream_peer().ok().and_then(Peer::peer_info)
+            .latest_peer()
+            .as_ref()
+            .and_then(Peer::peer_info)
     }
 
     /// Stops the upstream connection: closes the child's stdin and gives it `grace` to exit.
-    /// A child still running after that is killed when the connection drops.
+    /// A child still running after that is killed.
     pub(crate) async fn close(&self, grace: std::time::Duration) {
-        if let Some(upstream) = self.session.upstream.get()
-            && let Some(mut connection) = upstream.connection.lock().await.take()
-        {
-            let _ = connection.close_with_timeout(grace).await;
-        }
+        self.session.upstream.close(grace).await;
     }
 
+    /// Relays `request` to the upstream, starting it again first if it crashed.
     async fn relay(
         &self,
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        relay_request(
-            self.upstream_peer()?,
+        let settings = self.settings();
+        let supervisor = &self.session.upstream;
+        let live = supervisor.acquire(&settings, &context.ct).await?;
+        let method = request.method().to_owned();
+        let relayed = relay_request(
+            &live.vitals.peer,
             request,
             &context.meta,
             &context.ct,
             &self.session.progress_up,
+            settings.upstream_timeout,
         )
-        .await
+        .await;
+        match relayed {
+            Ok(result) => Ok(result),
+            Err(RelayError::ConnectionLost(_)) => {
+                Err(supervisor.lost(&live, &settings).await.into())
+            }
+            Err(RelayError::Timeout(after)) => Err(UpstreamFailure::TimedOut {
+                upstream: self.shared.upstream.label(),
+                method,
+                after,
+            }
+            .into()),
+            Err(RelayError::Cancelled) => Err(UpstreamFailure::Cancelled.into()),
+            Err(RelayError::Answered(error)) => Err(error),
+        }
     }
 
     async fn notify_upstream(&self, notification: ClientNotification) {
-        if let Ok(peer) = self.upstream_peer()
+        // Notifications do not start a crashed upstream: a new one would not know what they
+        // refer to.
+        if let Some(peer) = self.session.upstream.latest_peer()
+            && !peer.is_transport_closed()
             && let Err(error) = peer.send_notification(notification).await
         {
             tracing::warn!(%error, "could not relay a notification upstream");
@@ -441,21 +461,15 @@ impl ServerHandler for ProxyServer {
             self.session.progress_up.clone(),
             self.session.progress_down.clone(),
         );
-        self.session
+        if let Err(failure) = self
+            .session
             .upstream
-            .get_or_try_init(|| async {
-                let connection =
-                    upstream::connect(&self.shared.upstream, request.clone(), handler).await?;
-                Ok::<_, super::error::ProxyError>(Upstream {
-                    peer: connection.peer().clone(),
-                    connection: tokio::sync::Mutex::new(Some(connection)),
-                })
-            })
+            .start(request.clone(), handler, &self.settings())
             .await
-            .map_err(|error| {
-                tracing::error!(%error, "could not reach the upstream server");
-                McpError::internal_error(error.to_string(), None)
-            })?;
+        {
+            tracing::error!(%failure, "the upstream MCP server is not available");
+            return Err(failure.into());
+        }
         self.negotiate_initialize(&request)
     }
 

@@ -6,6 +6,7 @@
 //! wins, and every key of a rule falls back to `[defaults]`.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -67,15 +68,36 @@ impl Default for ToolSettings {
     }
 }
 
+/// The default first delay before restarting a crashed upstream server.
+pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
+
+/// The default longest delay between restarts of a crashing upstream server.
+pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
 /// The proxy's view of the configuration file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProxySettings {
     /// The settings for tools no rule matches.
     pub defaults: ToolSettings,
     /// The name of the query argument added to every tool's input schema.
     pub query_argument_name: String,
+    /// How long a request relayed to the upstream may take before it is cancelled upstream and
+    /// answered with a timeout error. Default: none (the client's own timeout and
+    /// cancellation apply).
+    pub upstream_timeout: Option<Duration>,
+    /// The first delay before a crashed upstream server is started again; it doubles with
+    /// every failure in a row. Default: 100 ms.
+    pub restart_backoff_initial: Duration,
+    /// The longest delay between restarts. Default: 30 s.
+    pub restart_backoff_max: Duration,
     rules: Vec<Rule>,
+}
+
+impl Default for ProxySettings {
+    fn default() -> Self {
+        ProxySettings::new()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +128,9 @@ struct FileShape {
 #[derive(Debug, Default, Deserialize)]
 struct ProxySection {
     query_argument_name: Option<String>,
+    upstream_timeout_ms: Option<u64>,
+    restart_backoff_initial_ms: Option<u64>,
+    restart_backoff_max_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -122,6 +147,9 @@ impl ProxySettings {
         ProxySettings {
             defaults: ToolSettings::default(),
             query_argument_name: DEFAULT_QUERY_ARGUMENT.to_owned(),
+            upstream_timeout: None,
+            restart_backoff_initial: DEFAULT_RESTART_BACKOFF_INITIAL,
+            restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
             rules: Vec::new(),
         }
     }
@@ -133,11 +161,49 @@ impl ProxySettings {
     /// A [`ProxyError::Config`] naming the file when the text is not TOML or a key the proxy
     /// reads has the wrong type.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, ProxyError> {
+        Self::from_toml_with_env(text, path, std::iter::empty())
+    }
+
+    /// Like [`ProxySettings::from_toml`], with the `CONDENSE_PROXY_<KEY>` overrides read from
+    /// `vars` as if they were the process environment.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use std::time::Duration;
+    /// use condense::mcp::ProxySettings;
+    ///
+    /// let settings = ProxySettings::from_toml_with_env(
+    ///     "[proxy]\nupstream_timeout_ms = 1000\n",
+    ///     Path::new("condense.toml"),
+    ///     [("CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS".to_owned(), "60000".to_owned())],
+    /// )?;
+    /// assert_eq!(settings.upstream_timeout, Some(Duration::from_secs(60)));
+    /// assert_eq!(settings.restart_backoff_max, Duration::from_secs(30));
+    /// # Ok::<(), condense::mcp::ProxyError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`ProxySettings::from_toml`], and when an override holds a value of the wrong type
+    /// (the error names the variable).
+    pub fn from_toml_with_env(
+        text: &str,
+        path: &Path,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ProxyError> {
         let invalid = |message: String| ProxyError::Config {
             path: path.to_owned(),
             message,
         };
-        let shape: FileShape = toml::from_str(text).map_err(|error| invalid(error.to_string()))?;
+        let mut shape: FileShape =
+            toml::from_str(text).map_err(|error| invalid(error.to_string()))?;
+        let overrides = crate::config::section_env_overrides("proxy", vars)
+            .map_err(|error| invalid(error.to_string()))?;
+        if !overrides.is_empty() {
+            let overrides: ProxySection = serde_json::from_value(overrides.into())
+                .map_err(|error| invalid(error.to_string()))?;
+            shape.proxy.apply(overrides);
+        }
         let mut settings = ProxySettings::new();
         settings.defaults = apply(&ToolSettings::default(), &shape.defaults);
         if let Some(name) = shape.proxy.query_argument_name {
@@ -147,6 +213,29 @@ impl ProxySettings {
                 ));
             }
             settings.query_argument_name = name;
+        }
+        settings.upstream_timeout = shape
+            .proxy
+            .upstream_timeout_ms
+            .filter(|millis| *millis > 0)
+            .map(Duration::from_millis);
+        if let Some(millis) = shape.proxy.restart_backoff_initial_ms {
+            if millis == 0 {
+                return Err(invalid(
+                    "proxy.restart_backoff_initial_ms must be at least 1".into(),
+                ));
+            }
+            settings.restart_backoff_initial = Duration::from_millis(millis);
+        }
+        if let Some(millis) = shape.proxy.restart_backoff_max_ms {
+            settings.restart_backoff_max = Duration::from_millis(millis);
+        }
+        if settings.restart_backoff_max < settings.restart_backoff_initial {
+            return Err(invalid(format!(
+                "proxy.restart_backoff_max_ms ({} ms) must not be below proxy.restart_backoff_initial_ms ({} ms)",
+                settings.restart_backoff_max.as_millis(),
+                settings.restart_backoff_initial.as_millis()
+            )));
         }
         settings.rules = shape
             .tools
@@ -182,6 +271,23 @@ impl ProxySettings {
             Some(rule) => apply(&self.defaults, &rule.overrides),
             None => self.defaults.clone(),
         }
+    }
+}
+
+impl ProxySection {
+    /// Takes every key `overrides` sets.
+    fn apply(&mut self, overrides: ProxySection) {
+        let ProxySection {
+            query_argument_name,
+            upstream_timeout_ms,
+            restart_backoff_initial_ms,
+            restart_backoff_max_ms,
+        } = overrides;
+        self.query_argument_name = query_argument_name.or(self.query_argument_name.take());
+        self.upstream_timeout_ms = upstream_timeout_ms.or(self.upstream_timeout_ms);
+        self.restart_backoff_initial_ms =
+            restart_backoff_initial_ms.or(self.restart_backoff_initial_ms);
+        self.restart_backoff_max_ms = restart_backoff_max_ms.or(self.restart_backoff_max_ms);
     }
 }
 
@@ -296,6 +402,82 @@ mod tests {
         );
         assert!(stripped.contains("threshold_tokens = 5"), "{stripped}");
         crate::Config::from_toml_str(&stripped, "t").expect("the engine accepts the rest");
+    }
+
+    #[test]
+    fn upstream_keys_default_to_no_timeout_and_100_ms_doubling_to_30_s() {
+        let settings = parse("");
+        assert_eq!(settings.upstream_timeout, None);
+        assert_eq!(settings.restart_backoff_initial, Duration::from_millis(100));
+        assert_eq!(settings.restart_backoff_max, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn upstream_keys_are_read_and_zero_timeout_means_none() {
+        let settings = parse(
+            "[proxy]\nupstream_timeout_ms = 2500\nrestart_backoff_initial_ms = 50\nrestart_backoff_max_ms = 800\n",
+        );
+        assert_eq!(settings.upstream_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(settings.restart_backoff_initial, Duration::from_millis(50));
+        assert_eq!(settings.restart_backoff_max, Duration::from_millis(800));
+        assert_eq!(
+            parse("[proxy]\nupstream_timeout_ms = 0\n").upstream_timeout,
+            None
+        );
+    }
+
+    #[test]
+    fn backoff_cap_below_the_initial_delay_is_an_error_naming_both_keys() {
+        let error = ProxySettings::from_toml(
+            "[proxy]\nrestart_backoff_initial_ms = 500\nrestart_backoff_max_ms = 100\n",
+            Path::new("c.toml"),
+        )
+        .expect_err("a cap below the first delay is invalid");
+        let message = error.to_string();
+        assert!(
+            message.contains("restart_backoff_max_ms") && message.contains("c.toml"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn environment_overrides_the_proxy_keys() {
+        let settings = ProxySettings::from_toml_with_env(
+            "[proxy]\nupstream_timeout_ms = 1000\n",
+            Path::new("c.toml"),
+            [
+                (
+                    "CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS".to_owned(),
+                    "3000".to_owned(),
+                ),
+                (
+                    "CONDENSE_PROXY_RESTART_BACKOFF_MAX_MS".to_owned(),
+                    "5000".to_owned(),
+                ),
+            ],
+        )
+        .expect("valid overrides");
+        assert_eq!(settings.upstream_timeout, Some(Duration::from_secs(3)));
+        assert_eq!(settings.restart_backoff_max, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn bad_environment_value_names_the_variable() {
+        let error = ProxySettings::from_toml_with_env(
+            "",
+            Path::new("c.toml"),
+            [(
+                "CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS".to_owned(),
+                "soon".to_owned(),
+            )],
+        )
+        .expect_err("not a number");
+        assert!(
+            error
+                .to_string()
+                .contains("CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -2,19 +2,25 @@
 //! client-side handler that relays its requests and notifications to the downstream client.
 
 use std::ffi::OsString;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientConfig, ClientResult,
     ErrorData as McpError, GetMeta, ProtocolVersion, RequestMetaObject, ServerNotification,
-    ServerRequest,
+    ServerRequest, ToolListChangedNotification,
 };
 use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceError,
-    ServiceRole,
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
+    ServiceError, ServiceRole,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{Peer, RoleClient, RoleServer, Service, ServiceExt};
+use tokio::process::Child;
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
@@ -83,7 +89,7 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// A running connection to the upstream server.
+/// A running MCP session with the upstream server.
 pub(crate) type UpstreamConnection = RunningService<RoleClient, UpstreamHandler>;
 
 /// The newest protocol version the proxy speaks on both sides.
@@ -93,37 +99,314 @@ pub(crate) type UpstreamConnection = RunningService<RoleClient, UpstreamHandler>
 /// older upstream. Clients that ask for a later version negotiate down to this one.
 pub(crate) const NEWEST_RELAYED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 
+/// How long to wait for a child's exit status once its connection closed: the status says
+/// more than "connection closed", and usually arrives within milliseconds.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+
+/// Why the upstream server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// The command could not be run at all.
+    #[error("could not run `{program}`: {source}")]
+    Spawn {
+        /// The program as given.
+        program: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The process exited before the handshake completed.
+    #[error("it exited ({0}) before completing the MCP handshake")]
+    ExitedAtStart(ExitStatus),
+    /// The handshake failed for another reason.
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    /// The handshake did not complete in time.
+    #[error("it did not complete the MCP handshake within {} ms", .0.as_millis())]
+    HandshakeTimeout(Duration),
+}
+
+/// How a connection to the upstream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The child process exited, or was killed by a signal.
+    Exited(ExitStatus),
+    /// The connection closed while the process (if any) kept running; the process is stopped.
+    Closed,
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(status) => write!(f, "exited ({status})"),
+            Ending::Closed => f.write_str("closed the connection"),
+        }
+    }
+}
+
+/// A child process's exit, as seen by its watcher.
+#[derive(Debug, Clone, Copy)]
+struct Exit {
+    status: ExitStatus,
+    at: Instant,
+}
+
+/// What tells whether a connection is still alive: its peer and, for a child process, the
+/// process's exit. Cheap to clone, so a request can check the connection it used.
+#[derive(Debug, Clone)]
+pub(crate) struct Vitals {
+    /// The peer to send requests to.
+    pub(crate) peer: Peer<RoleClient>,
+    exit: Option<watch::Receiver<Option<Exit>>>,
+}
+
+impl Vitals {
+    fn exit(&self) -> Option<Exit> {
+        self.exit.as_ref().and_then(|exit| *exit.borrow())
+    }
+
+    /// How the connection ended, or `None` while it is alive.
+    pub(crate) async fn ending(&self) -> Option<(Ending, Instant)> {
+        if let Some(exit) = self.exit() {
+            return Some((Ending::Exited(exit.status), exit.at));
+        }
+        if !self.peer.is_transport_closed() {
+            return None;
+        }
+        Some(self.ending_after_failure().await)
+    }
+
+    /// How the connection ended, once a request on it failed at the transport: the child's
+    /// exit status if it exits within a second, else [`Ending::Closed`].
+    pub(crate) async fn ending_after_failure(&self) -> (Ending, Instant) {
+        if let Some(exit) = &self.exit {
+            let mut exit = exit.clone();
+            if let Ok(Ok(seen)) =
+                tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some)).await
+                && let Some(exit) = *seen
+            {
+                return (Ending::Exited(exit.status), exit.at);
+            }
+        }
+        (Ending::Closed, Instant::now())
+    }
+}
+
+/// A child process running the upstream server, watched by a task that records its exit.
+#[derive(Debug)]
+struct ChildProcess {
+    exit: watch::Receiver<Option<Exit>>,
+    /// Dropping it (with the connection) kills the process if it still runs.
+    _kill: oneshot::Sender<()>,
+    /// Set when the proxy stops the process on purpose: its exit is then no crash.
+    stopping: Arc<AtomicBool>,
+}
+
+impl ChildProcess {
+    fn watch(mut child: Child, label: String, connection: CancellationToken) -> Self {
+        let (exit_sender, exit) = watch::channel(None);
+        let (kill, killed) = oneshot::channel::<()>();
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stopping_seen = stopping.clone();
+        let pid = child.id();
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                status = child.wait() => status,
+                _ = killed => {
+                    stopping_seen.store(true, Ordering::Relaxed);
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            };
+            // Requests still waiting on this process fail now, even when a process it started
+            // keeps its stdout open.
+            connection.cancel();
+            match status {
+                Ok(status) => {
+                    if stopping_seen.load(Ordering::Relaxed) {
+                        tracing::debug!(upstream = %label, pid, %status, "the upstream MCP server stopped");
+                    } else {
+                        tracing::warn!(upstream = %label, pid, %status, "the upstream MCP server exited");
+                    }
+                    exit_sender.send_replace(Some(Exit {
+                        status,
+                        at: Instant::now(),
+                    }));
+                }
+                Err(error) => {
+                    tracing::warn!(upstream = %label, pid, %error, "could not wait for the upstream MCP server's process");
+                }
+            }
+        });
+        ChildProcess {
+            exit,
+            _kill: kill,
+            stopping,
+        }
+    }
+}
+
+/// A connection to the upstream server: the MCP session and, for a command, its process.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    service: UpstreamConnection,
+    process: Option<ChildProcess>,
+    started: Instant,
+}
+
+impl Connection {
+    /// The peer and exit watch of this connection.
+    pub(crate) fn vitals(&self) -> Vitals {
+        Vitals {
+            peer: self.service.peer().clone(),
+            exit: self.process.as_ref().map(|process| process.exit.clone()),
+        }
+    }
+
+    /// When the handshake completed.
+    pub(crate) fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Ends the session: closes the child's stdin, gives it `grace` to exit, then kills it.
+    pub(crate) async fn close(mut self, grace: Duration) {
+        if let Some(process) = &self.process {
+            process.stopping.store(true, Ordering::Relaxed);
+        }
+        let _ = self.service.close_with_timeout(grace).await;
+        if let Some(process) = self.process.take() {
+            let mut exit = process.exit.clone();
+            let _ = tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await;
+            // Dropping `process` kills a child that is still running.
+        }
+    }
+}
+
 /// Connects to the upstream, introducing the downstream client (its capabilities, so the
 /// upstream only asks for sampling, roots or elicitation when the client offers them).
+///
+/// `handshake_timeout` bounds the wait for the server's `initialize` answer.
 pub(crate) async fn connect(
     spec: &UpstreamSpec,
     mut client: ClientConfig,
     handler: UpstreamHandler,
-) -> Result<UpstreamConnection, ProxyError> {
+    handshake_timeout: Option<Duration>,
+) -> Result<Connection, StartError> {
     if client.protocol_version.as_str() > NEWEST_RELAYED_VERSION.as_str() {
         client.protocol_version = NEWEST_RELAYED_VERSION;
     }
     let handler = handler.with_client(client);
-    let handshake =
-        |error: rmcp::service::ClientInitializeError| ProxyError::Handshake(error.to_string());
-    match spec {
+    let session = CancellationToken::new();
+    let (handshake, process) = match spec {
         UpstreamSpec::Command { program, args } => {
             let mut command = tokio::process::Command::new(program);
-            command.args(args).kill_on_drop(true);
-            let (transport, _stderr) = TokioChildProcess::builder(command)
+            command
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|source| ProxyError::Spawn {
-                    program: program.to_string_lossy().into_owned(),
-                    source,
-                })?;
-            handler.serve(transport).await.map_err(handshake)
+                .kill_on_drop(true);
+            let spawn_error = |source| StartError::Spawn {
+                program: program.to_string_lossy().into_owned(),
+                source,
+            };
+            let mut child = command.spawn().map_err(spawn_error)?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(spawn_error(std::io::Error::other("no pipes to its stdio")));
+            };
+            let process = ChildProcess::watch(child, spec.label(), session.clone());
+            let handshake = handler.serve_with_ct((stdout, stdin), session.clone());
+            (bounded(handshake, handshake_timeout).await, Some(process))
         }
         UpstreamSpec::Url(url) => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            handler.serve(transport).await.map_err(handshake)
+            let handshake = handler.serve_with_ct(transport, session.clone());
+            (bounded(handshake, handshake_timeout).await, None)
+        }
+    };
+    let failed = match handshake {
+        Ok(Ok(service)) => {
+            return Ok(Connection {
+                service,
+                process,
+                started: Instant::now(),
+            });
+        }
+        Ok(Err(error)) => StartError::Handshake(describe_handshake_error(&error)),
+        Err(timeout) => StartError::HandshakeTimeout(timeout),
+    };
+    session.cancel();
+    // A process that exited explains the failure better than the handshake error.
+    if let Some(process) = &process {
+        let mut exit = process.exit.clone();
+        if let Ok(Ok(seen)) =
+            tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some)).await
+            && let Some(exit) = *seen
+        {
+            return Err(StartError::ExitedAtStart(exit.status));
         }
     }
+    Err(failed)
+}
+
+/// A handshake failure in the user's terms: the transport's own error and its causes, without
+/// rmcp's type names, and without credentials in any URL.
+fn describe_handshake_error(error: &ClientInitializeError) -> String {
+    let text = match error {
+        ClientInitializeError::TransportError { error, .. } => error_chain(error.error.as_ref()),
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the connection closed during the handshake".to_owned()
+        }
+        other => other.to_string(),
+    };
+    redact_urls(&text)
+}
+
+/// An error and its sources, joined by `: `, skipping a cause its parent already quotes.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+async fn bounded<F: std::future::Future>(
+    future: F,
+    timeout: Option<Duration>,
+) -> Result<F::Output, Duration> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, future)
+            .await
+            .map_err(|_| timeout),
+        None => Ok(future.await),
+    }
+}
+
+/// `text` with every URL in it reduced to scheme, host and path: transport errors quote the
+/// URL they failed on, which may carry credentials or a token in its query.
+pub(crate) fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(found) = rest.find("://") {
+        let start = rest[..found]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |index| index + 1);
+        let end = rest[found..]
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '>' | ','))
+            .map_or(rest.len(), |index| found + index);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The client side of the proxy: answers the upstream's requests by asking the downstream
@@ -156,6 +439,15 @@ impl UpstreamHandler {
         self.client = client;
         self
     }
+
+    /// Tells the downstream client that the tool list may have changed.
+    pub(crate) async fn notify_tools_changed(&self) -> Result<(), ServiceError> {
+        self.downstream
+            .send_notification(ServerNotification::ToolListChangedNotification(
+                ToolListChangedNotification::default(),
+            ))
+            .await
+    }
 }
 
 impl Service<RoleClient> for UpstreamHandler {
@@ -165,14 +457,17 @@ impl Service<RoleClient> for UpstreamHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
         // Sampling, elicitation, roots, pings and custom requests: the client answers.
+        // The client's own timeouts apply to what it is asked.
         relay_request(
             &self.downstream,
             request,
             &context.meta,
             &context.ct,
             &self.progress_down,
+            None,
         )
         .await
+        .map_err(RelayError::into_mcp)
     }
 
     async fn handle_notification(
@@ -206,30 +501,77 @@ impl Service<RoleClient> for UpstreamHandler {
     }
 }
 
+/// Why a relayed request got no answer from the other side.
+#[derive(Debug)]
+pub(crate) enum RelayError {
+    /// The other side answered with an error: relayed as it is.
+    Answered(McpError),
+    /// The connection failed before an answer came (closed, or the request could not be sent).
+    ConnectionLost(String),
+    /// No answer within the timeout; the request was cancelled on the other side.
+    Timeout(Duration),
+    /// The caller's client cancelled the request; the cancellation was relayed.
+    Cancelled,
+}
+
+impl RelayError {
+    /// The MCP error for a peer that needs no more detail than the failure itself.
+    pub(crate) fn into_mcp(self) -> McpError {
+        match self {
+            RelayError::Answered(error) => error,
+            RelayError::ConnectionLost(reason) => {
+                McpError::internal_error(format!("the connection was lost: {reason}"), None)
+            }
+            RelayError::Timeout(timeout) => McpError::internal_error(
+                format!("no answer within {} ms", timeout.as_millis()),
+                None,
+            ),
+            RelayError::Cancelled => McpError::internal_error("request cancelled", None),
+        }
+    }
+}
+
+impl From<ServiceError> for RelayError {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::McpError(error) => RelayError::Answered(error),
+            ServiceError::Timeout { timeout } => RelayError::Timeout(timeout),
+            ServiceError::TransportClosed => RelayError::ConnectionLost("closed".to_owned()),
+            ServiceError::TransportSend(error) => {
+                RelayError::ConnectionLost(redact_urls(&error_chain(error.error.as_ref())))
+            }
+            other => RelayError::Answered(McpError::internal_error(
+                redact_urls(&other.to_string()),
+                None,
+            )),
+        }
+    }
+}
+
 /// Sends `request` to `peer` with the original request's `_meta`, routes its progress back,
-/// and cancels it when `cancelled` fires.
+/// cancels it when `cancelled` fires, and, after `timeout`, cancels it on the peer's side.
 pub(crate) async fn relay_request<R: ServiceRole>(
     peer: &Peer<R>,
     request: R::Req,
     meta: &RequestMetaObject,
     cancelled: &CancellationToken,
     progress: &ProgressRoutes,
-) -> Result<R::PeerResp, McpError> {
+    timeout: Option<Duration>,
+) -> Result<R::PeerResp, RelayError> {
     let original_token = meta.get_progress_token();
     let mut meta = meta.clone();
     // rmcp sets a progress token of its own on every request; the route maps it back.
     meta.remove("progressToken");
-    let options = PeerRequestOptions::no_options().with_meta(meta);
-    let handle = peer
-        .send_request_with_option(request, options)
-        .await
-        .map_err(service_error)?;
+    let mut options = PeerRequestOptions::no_options().with_meta(meta);
+    // rmcp sends `notifications/cancelled` to the peer when the timeout fires.
+    options.timeout = timeout;
+    let handle = peer.send_request_with_option(request, options).await?;
     let _route =
         original_token.map(|original| progress.route(handle.progress_token.clone(), original));
     let id = handle.id.clone();
     let response = handle.await_response();
     tokio::select! {
-        response = response => response.map_err(service_error),
+        response = response => Ok(response?),
         () = cancelled.cancelled() => {
             let notification = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(id),
@@ -237,17 +579,14 @@ pub(crate) async fn relay_request<R: ServiceRole>(
             ));
             // Best effort: the peer may be gone already, and the caller is no longer waiting.
             let _ = peer.send_notification(notification.into()).await;
-            Err(McpError::internal_error("request cancelled", None))
+            Err(RelayError::Cancelled)
         }
     }
 }
 
 /// An MCP error for the client from a failure to reach the other side.
 pub(crate) fn service_error(error: ServiceError) -> McpError {
-    match error {
-        ServiceError::McpError(error) => error,
-        other => McpError::internal_error(format!("upstream: {other}"), None),
-    }
+    RelayError::from(error).into_mcp()
 }
 
 #[cfg(test)]
@@ -270,6 +609,16 @@ mod tests {
             UpstreamSpec::Url("http://h/mcp".into()).label(),
             "http://h/mcp"
         );
+    }
+
+    #[test]
+    fn urls_in_error_text_lose_credentials_and_query() {
+        let text = "error sending request for url (https://u:pw@h.example/mcp?key=k1), retry: see http://x/y";
+        assert_eq!(
+            redact_urls(text),
+            "error sending request for url (https://h.example/mcp), retry: see http://x/y"
+        );
+        assert_eq!(redact_urls("no url here"), "no url here");
     }
 
     #[test]
