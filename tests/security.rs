@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use condense::secrets::SecretRedactor;
-use condense::{Condenser, Config, Method, Request, Selection};
+use condense::{Condensed, Condenser, Config, LiteLlm, Method, Request, Selection};
 use serde_json::Value;
 
-use crate::support::fake_llm::{FakeLlm, Reply};
+use crate::support::fake_llm::{FakeLlm, Received, Reply};
 
 /// Every input of the tool-output corpus beside the repository: `(case, text)`.
 fn corpus_inputs() -> Vec<(String, String)> {
@@ -284,4 +284,310 @@ async fn the_api_key_in_tool_output_is_masked_even_with_redaction_off() {
     let sent = sent_texts(&server).join("\n");
     assert!(!sent.contains(KEY), "{sent}");
     assert!(sent.contains("LITELLM_MASTER_KEY=[redacted:known-secret]"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API key never leaks.
+// ---------------------------------------------------------------------------------------------
+
+/// A fake endpoint that echoes the request's `Authorization` header and its whole body back,
+/// in an error with `status`, or inside the answer when `status` is 200.
+async fn echoing_endpoint(status: u16) -> FakeLlm {
+    FakeLlm::with_handler(move |request: &Received| {
+        let echo = format!(
+            "authorization={} body={}",
+            request
+                .headers
+                .get("authorization")
+                .cloned()
+                .unwrap_or_default(),
+            request.body
+        );
+        if status == 200 {
+            Reply::completion(&format!("Summary: the gateway saw {echo}"))
+        } else {
+            Reply::error(
+                status,
+                "invalid_request_error",
+                &format!("rejected: {echo}"),
+            )
+        }
+    })
+    .await
+}
+
+/// Every event and span field logged at any level, as text.
+mod captured_logs {
+    use std::fmt::Write as _;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    #[derive(Clone, Default)]
+    pub(crate) struct Capture {
+        pub(crate) lines: Arc<Mutex<Vec<String>>>,
+    }
+
+    struct Text<'a>(&'a mut String);
+
+    impl Visit for Text<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            let _ = write!(self.0, "{}={:?} ", field.name(), value);
+        }
+    }
+
+    impl Capture {
+        fn push(&self, text: String) {
+            self.lines.lock().unwrap().push(text);
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, attributes: &Attributes<'_>) -> Id {
+            let mut text = format!("span {} ", attributes.metadata().name());
+            attributes.record(&mut Text(&mut text));
+            self.push(text);
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, values: &Record<'_>) {
+            let mut text = "record ".to_owned();
+            values.record(&mut Text(&mut text));
+            self.push(text);
+        }
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut text = format!(
+                "{} {} ",
+                event.metadata().level(),
+                event.metadata().target()
+            );
+            event.record(&mut Text(&mut text));
+            self.push(text);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+}
+
+/// Condenses a log through an endpoint echoing with `status`, and returns what the agent gets.
+async fn condense_through_echo(status: u16) -> Condensed {
+    let server = echoing_endpoint(status).await;
+    let condenser = condenser(&server.url(), "", "");
+    let text = "INFO step ok\n".repeat(300) + "ERROR disk full\n";
+    condenser.condense(&text, &Request::new("read_log")).await
+}
+
+/// Every place an outcome shows text: the text, the fallback reason, the metadata, `Debug`.
+fn shown(outcome: &Condensed) -> String {
+    format!(
+        "{}\n{:?}\n{}\n{outcome:?}",
+        outcome.text,
+        outcome.fallback,
+        outcome.to_meta()
+    )
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_key_echoed_in_400_500_and_200_answers_never_reaches_the_agent_or_the_logs() {
+    let capture = captured_logs::Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    // Callsites registered by tests on other threads, before this subscriber existed, may be
+    // cached as disabled; once every callsite here has run, rebuilding the cache lets them all
+    // see this thread's subscriber.
+    for status in [400, 500, 200] {
+        condense_through_echo(status).await;
+    }
+    tracing::callsite::rebuild_interest_cache();
+    capture.lines.lock().unwrap().clear();
+
+    for status in [400, 500, 200] {
+        let outcome = condense_through_echo(status).await;
+        let shown = shown(&outcome);
+        assert!(!shown.contains(KEY), "status {status}: {shown}");
+        assert!(!shown.contains("93f1c2e4d5b6"), "status {status}: {shown}");
+        if status == 200 {
+            assert_eq!(outcome.method, Method::Llm);
+            assert!(outcome.text.contains("the gateway saw"), "{}", outcome.text);
+        } else {
+            let fallback = outcome.fallback.as_deref().unwrap_or_default();
+            assert!(fallback.contains(&status.to_string()), "{fallback}");
+        }
+    }
+    let lines = capture.lines.lock().unwrap().clone();
+    assert!(
+        lines.iter().any(|line| line.contains("LLM failed")),
+        "the failures were not logged: {lines:#?}"
+    );
+    for line in &lines {
+        assert!(!line.contains("93f1c2e4d5b6"), "{line}");
+    }
+}
+
+#[test]
+fn debug_output_of_every_configured_type_hides_the_key() {
+    let toml = "[llm]\nbase_url = \"http://127.0.0.1:9\"\n";
+    let config = Config::from_toml_str_with_env(
+        toml,
+        "security.toml",
+        [("CONDENSE_LLM_API_KEY".to_owned(), KEY.to_owned())],
+    )
+    .unwrap();
+    let llm_config = config.llm.clone().unwrap();
+    assert_eq!(llm_config.api_key.as_deref(), Some(KEY), "the key was read");
+    let condenser = Condenser::new(config.clone()).unwrap();
+    let client = LiteLlm::builder()
+        .base_url("http://127.0.0.1:9")
+        .api_key(Some(KEY.to_owned()))
+        .build()
+        .unwrap();
+    let redactor = SecretRedactor::new().with_known_secret(KEY);
+    for shown in [
+        format!("{config:?}"),
+        format!("{config:#?}"),
+        format!("{llm_config:?}"),
+        format!("{condenser:?}"),
+        format!("{condenser:#?}"),
+        format!("{client:?}"),
+        format!("{redactor:?}"),
+    ] {
+        assert!(!shown.contains("93f1c2e4d5b6"), "{shown}");
+    }
+}
+
+/// An empty directory of its own under the system temp dir.
+fn empty_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "condense-security-{name}-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `condense compress` on `input` (from standard input) with the LLM at `url`, `home` as
+/// HOME, TMPDIR and working directory, and debug logging on.
+fn compress_via_cli(url: &str, home: &std::path::Path, input: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_condense"))
+        .args(["compress", "--budget", "200", "--method", "llm"])
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TMPDIR", home)
+        .env("XDG_CACHE_HOME", home)
+        .env("XDG_DATA_HOME", home)
+        .env("CONDENSE_LLM_BASE_URL", url)
+        .env("CONDENSE_LLM_API_KEY", KEY)
+        .env("CONDENSE_LLM_MAX_RETRIES", "0")
+        .env("CONDENSE_LOG", "trace")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_never_prints_the_key_when_the_llm_fails_or_echoes_it() {
+    for status in [401, 500, 200] {
+        let server = echoing_endpoint(status).await;
+        let url = server.url();
+        let home = empty_dir("cli");
+        let run_home = home.clone();
+        let input = "INFO step ok\n".repeat(300) + "ERROR disk full\n";
+        let output = tokio::task::spawn_blocking(move || compress_via_cli(&url, &run_home, &input))
+            .await
+            .unwrap();
+
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "status {status}: {stderr}");
+        assert_eq!(
+            server.requests(),
+            1,
+            "status {status}: the CLI reached the endpoint"
+        );
+        assert!(
+            !stdout.contains("93f1c2e4d5b6"),
+            "status {status}: {stdout}"
+        );
+        assert!(
+            !stderr.contains("93f1c2e4d5b6"),
+            "status {status}: {stderr}"
+        );
+        if status != 200 {
+            assert!(
+                stderr.contains(&status.to_string()),
+                "status {status}: {stderr}"
+            );
+        }
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn condensing_writes_no_file_to_home_tmp_or_the_working_directory() {
+    let server = FakeLlm::scripted([Reply::completion("Summary: one disk error.")]).await;
+    let url = server.url();
+    let home = empty_dir("files");
+    let run_home = home.clone();
+    let (_, secrets_env, ..) = secret_corpus()
+        .into_iter()
+        .find(|(file, ..)| file == "app.env")
+        .expect("app.env");
+    let input = "INFO step ok\n".repeat(300) + &secrets_env;
+    let output = tokio::task::spawn_blocking(move || compress_via_cli(&url, &run_home, &input))
+        .await
+        .unwrap();
+
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("[condense: llm,"));
+    let left: Vec<_> = std::fs::read_dir(&home)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "files written: {left:?}");
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+#[tokio::test]
+async fn a_kept_original_expires_after_its_ttl() {
+    let mut config = Config::from_toml_str("[defaults]\nmode = \"extract\"\n", "t.toml").unwrap();
+    config.cache.originals_ttl = std::time::Duration::from_millis(300);
+    let condenser = Condenser::new(config).unwrap();
+    let text = "INFO step ok\n".repeat(3000) + "ERROR disk full\n";
+    let outcome = condenser
+        .condense(&text, &Request::new("read_log").budget(Some(200)))
+        .await;
+    let reference = outcome.reference.expect("condensed, with a ref");
+    assert_eq!(
+        condenser
+            .retrieve(&reference, Selection::All)
+            .await
+            .unwrap(),
+        text
+    );
+
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+
+    assert!(matches!(
+        condenser.retrieve(&reference, Selection::All).await,
+        Err(condense::RetrieveError::UnknownRef(_))
+    ));
 }
