@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use condense::secrets::SecretRedactor;
+use condense::store::reference_for;
 use condense::{Condensed, Condenser, Config, LiteLlm, Method, Request, Selection};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::fake_llm::{FakeLlm, Received, Reply};
 
@@ -759,4 +760,77 @@ async fn a_template_linked_inside_the_prompts_dir_is_used() {
     let sent = sent_texts(&server).join("\n");
     assert!(sent.contains("Condense briefly: <<<TOOL_OUTPUT "), "{sent}");
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the MCP proxy, with a real MCP client and server.
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_mcp_proxy_the_agent_never_sees_the_key_and_the_llm_never_sees_secrets() {
+    let Some(rig) = crate::mcp::rig() else { return };
+    let server = echoing_endpoint(200).await;
+    let root = crate::mcp::temp_dir("security");
+    let corpus = secret_corpus();
+    let content: String = corpus
+        .iter()
+        .map(|(file, text, ..)| format!("==> {file} <==\n{text}\n"))
+        .collect();
+    let log = root.join("server.log");
+    std::fs::write(&log, content.repeat(3)).unwrap();
+    let config = root.join("condense.toml");
+    std::fs::write(
+        &config,
+        "[defaults]\nthreshold_tokens = 300\nbudget_tokens = 600\nmode = \"llm\"\n\n[llm]\nmax_retries = 0\n",
+    )
+    .unwrap();
+    // The client starts the proxy with a clean environment: pass the endpoint through `env`.
+    let mut target = crate::mcp::via_proxy(&rig.filesystem(&root), Some(&config));
+    target.splice(
+        1..1,
+        [
+            "/usr/bin/env".to_owned(),
+            format!("CONDENSE_LLM_BASE_URL={}", server.url()),
+            format!("CONDENSE_LLM_API_KEY={KEY}"),
+        ],
+    );
+    let steps = json!([
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": log.display().to_string()}},
+        {"op": "call_tool", "name": "summarize", "arguments": {"content": content, "max_output_tokens": 400}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference_for(&content), "offset": 0, "lines": 400}},
+    ]);
+
+    let report = tokio::task::spawn_blocking(move || rig.client(&steps, &target))
+        .await
+        .unwrap();
+
+    let steps = report["steps"].as_array().expect("steps");
+    let condensed = crate::mcp::text_of(&steps[0]);
+    let summary = crate::mcp::text_of(&steps[1]);
+    let retrieved = crate::mcp::text_of(&steps[2]);
+    assert!(condensed.starts_with("[condense: llm"), "{condensed}");
+    assert!(summary.starts_with("[condense: llm"), "{summary}");
+    // The model echoed the key and the prompt into its answers: the key is gone from both.
+    assert!(summary.contains("the gateway saw"), "{summary}");
+    for text in [&condensed, &summary, &retrieved] {
+        assert!(!text.contains("93f1c2e4d5b6"), "{text}");
+    }
+    // The model saw no secret, so its echoes hold none either.
+    let sent = sent_texts(&server).join("\n");
+    assert!(server.requests() >= 2);
+    for (file, _, secrets, _) in &corpus {
+        for secret in secrets {
+            assert!(
+                !sent.contains(secret.as_str()),
+                "{file}: `{secret}` reached the LLM"
+            );
+            assert!(
+                !summary.contains(secret.as_str()),
+                "{file}: `{secret}` in the summary"
+            );
+        }
+    }
+    // Retrieval is the agent's way back to its own data: the original, secrets included.
+    assert!(retrieved.contains("AKIAIOSFODNN7EXAMPLE"), "{retrieved}");
+    let _ = std::fs::remove_dir_all(&root);
 }
