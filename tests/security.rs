@@ -834,3 +834,113 @@ async fn through_the_mcp_proxy_the_agent_never_sees_the_key_and_the_llm_never_se
     assert!(retrieved.contains("AKIAIOSFODNN7EXAMPLE"), "{retrieved}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Through a real LiteLLM proxy.
+// ---------------------------------------------------------------------------------------------
+
+/// A TCP relay on 127.0.0.1 that keeps every byte the client sends, to see exactly what left
+/// for a real server.
+struct RecordingRelay {
+    url: String,
+    sent: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl RecordingRelay {
+    async fn start(upstream: String) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = sent.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let record = record.clone();
+                tokio::spawn(async move {
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = server.into_split();
+                    let up = async move {
+                        let mut buffer = [0u8; 16 * 1024];
+                        while let Ok(read) = client_read.read(&mut buffer).await {
+                            if read == 0 {
+                                break;
+                            }
+                            record.lock().unwrap().extend_from_slice(&buffer[..read]);
+                            if server_write.write_all(&buffer[..read]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = server_write.shutdown().await;
+                    };
+                    let down = async move {
+                        let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                        let _ = client_write.shutdown().await;
+                    };
+                    tokio::join!(up, down);
+                });
+            }
+        });
+        RecordingRelay { url, sent, accept }
+    }
+
+    fn sent(&self) -> String {
+        String::from_utf8_lossy(&self.sent.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for RecordingRelay {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+#[tokio::test]
+async fn through_a_real_litellm_proxy_no_secret_leaves_the_process() {
+    let Some((url, key)) = crate::litellm::proxy() else {
+        return;
+    };
+    let authority = url
+        .split_once("://")
+        .map_or(url.as_str(), |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let relay = RecordingRelay::start(authority).await;
+    let config = Config::from_toml_str_with_env(
+        &format!(
+            "[defaults]\nthreshold_tokens = 50\nbudget_tokens = 300\nmode = \"llm\"\n\n\
+             [llm]\nbase_url = \"{}\"\nmodel = \"summarizer\"\nmax_retries = 0\n",
+            relay.url
+        ),
+        "security.toml",
+        [("CONDENSE_LLM_API_KEY".to_owned(), key)],
+    )
+    .unwrap();
+    let condenser = Condenser::new(config).unwrap();
+
+    for (file, text, secrets, _) in secret_corpus() {
+        let outcome = condenser.condense(&text, &Request::new("read_file")).await;
+        assert_eq!(
+            outcome.method,
+            Method::Llm,
+            "{file}: {:?}",
+            outcome.fallback
+        );
+        let sent = relay.sent();
+        assert!(
+            sent.contains("[redacted:"),
+            "{file}: nothing redacted was sent"
+        );
+        for secret in &secrets {
+            assert!(
+                !sent.contains(secret.as_str()),
+                "{file}: `{secret}` was sent"
+            );
+        }
+    }
+}
