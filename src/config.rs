@@ -278,7 +278,7 @@ impl Default for CacheConfig {
 }
 
 /// The whole configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Config {
     /// `[defaults]`.
@@ -293,8 +293,28 @@ pub struct Config {
     pub cache: CacheConfig,
     /// `[prompts] dir`: overrides for the built-in prompts.
     pub prompts_dir: Option<PathBuf>,
+    /// `[llm] redact_secrets`: whether secrets in tool output are replaced by placeholders
+    /// before any text is sent to the LLM (see [`crate::secrets`]). Default true. It applies to
+    /// whichever LLM the engine uses, a configured client or one given to the builder, so it is
+    /// kept here rather than in [`LlmConfig`], which exists only with a `base_url`.
+    pub redact_secrets: bool,
     /// Where the configuration came from, for messages.
     pub origin: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            defaults: Rule::default(),
+            tools: Vec::new(),
+            llm: None,
+            mapreduce: MapReduceConfig::default(),
+            cache: CacheConfig::default(),
+            prompts_dir: None,
+            redact_secrets: true,
+            origin: String::new(),
+        }
+    }
 }
 
 impl Config {
@@ -410,6 +430,7 @@ struct FileLlm {
     max_retries: Option<u32>,
     context_window: Option<usize>,
     temperature: Option<f32>,
+    redact_secrets: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -471,6 +492,11 @@ impl FileConfig {
             encoding: self.defaults.encoding,
         }
         .apply(Rule::default());
+        let redact_secrets = self
+            .llm
+            .as_ref()
+            .and_then(|llm| llm.redact_secrets)
+            .unwrap_or(true);
         let llm = self.llm.and_then(|llm| {
             let base_url = llm.base_url?;
             let api_key_env = llm.api_key_env.unwrap_or_else(|| "LITELLM_API_KEY".into());
@@ -514,6 +540,7 @@ impl FileConfig {
                     .unwrap_or(cache_defaults.originals_ttl),
             },
             prompts_dir: self.prompts.dir,
+            redact_secrets,
             origin: origin.to_owned(),
         }
     }
@@ -846,6 +873,22 @@ mod tests {
         assert_eq!(llm.base_url, "http://env:4000");
         assert_eq!(llm.api_key.as_deref(), Some("sk-test"));
         assert!(!format!("{llm:?}").contains("sk-test"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_unless_turned_off_even_without_a_base_url() {
+        assert!(Config::default().redact_secrets);
+        assert!(Config::from_toml_str("", "t.toml").unwrap().redact_secrets);
+        let off = Config::from_toml_str("[llm]\nredact_secrets = false\n", "t.toml").unwrap();
+        assert!(!off.redact_secrets);
+        assert!(off.llm.is_none());
+        let from_env = Config::from_toml_str_with_env(
+            "",
+            "t.toml",
+            [("CONDENSE_LLM_REDACT_SECRETS".to_owned(), "false".to_owned())],
+        )
+        .unwrap();
+        assert!(!from_env.redact_secrets);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::methods::truncate::{group, truncate};
 use crate::methods::verify::guard_facts;
 use crate::policy::{Decision, Plan, Policy, RulesPolicy, Subject};
 use crate::prompts::{Prompts, Template, Vars};
+use crate::secrets::SecretRedactor;
 use crate::store::{Selection, Store};
 use crate::tokens::TokenCounter;
 use crate::tool::{ToolRequest, ToolResponse, render_value};
@@ -245,6 +246,9 @@ struct Inner {
     map_limit: Arc<tokio::sync::Semaphore>,
     progress: Option<ProgressFn>,
     prompts: Prompts,
+    /// Masks secrets in every text sent to the LLM: by shape when `redact_secrets` is on, and
+    /// the configured API key always.
+    secrets: SecretRedactor,
     store: Store,
     hook: Option<Arc<dyn Hook>>,
 }
@@ -327,6 +331,7 @@ impl CondenserBuilder {
                 None => None,
             },
         };
+        let secrets = secret_redactor(&self.config);
         let config = Arc::new(self.config);
         let policy = self
             .policy
@@ -345,9 +350,25 @@ impl CondenserBuilder {
                 policy,
                 llm,
                 prompts,
+                secrets,
                 hook: self.hook,
             }),
         })
+    }
+}
+
+/// The redactor for text sent to the LLM: every recognised secret when `redact_secrets` is on,
+/// and the configured API key whatever it says — the model behind the endpoint has no business
+/// seeing condense's own credential.
+fn secret_redactor(config: &Config) -> SecretRedactor {
+    let redactor = if config.redact_secrets {
+        SecretRedactor::new()
+    } else {
+        SecretRedactor::only_known()
+    };
+    match config.llm.as_ref().and_then(|llm| llm.api_key.as_deref()) {
+        Some(key) => redactor.with_known_secret(key),
+        None => redactor,
     }
 }
 
@@ -664,6 +685,25 @@ impl Condenser {
         counter: &TokenCounter,
         deadline: tokio::time::Instant,
     ) -> Result<(String, Method), LlmError> {
+        // Everything below sends text to the model, or derives from what the model saw (the
+        // facts guard quotes the redacted text, so a summary never mixes redacted and original
+        // lines). The agent still reaches the original through retrieval.
+        let secrets = &self.inner.secrets;
+        let (text, redacted) = secrets.redact_counted(text);
+        let text: &str = &text;
+        let query = request.query.map(|query| secrets.redact(query));
+        let schema_hint = request.schema_hint.map(|hint| secrets.redact(hint));
+        let request = &Request {
+            query: query.as_deref(),
+            schema_hint: schema_hint.as_deref(),
+            ..*request
+        };
+        if redacted > 0 {
+            tracing::debug!(
+                secrets_redacted = redacted,
+                "secrets masked before the LLM call"
+            );
+        }
         let settings = &self.inner.config.mapreduce;
         let direct = match counter.count_up_to(text, settings.direct_max_tokens) {
             Some(_) => {

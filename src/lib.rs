@@ -8,6 +8,7 @@ pub mod llm;
 pub mod methods;
 pub mod policy;
 pub mod prompts;
+pub mod secrets;
 pub mod store;
 pub mod tokens;
 pub mod tool;
@@ -22,6 +23,7 @@ pub use engine::{
 pub use error::{ConfigError, PromptError, RetrieveError};
 pub use layer::{Condense, CondenseLayer};
 pub use llm::{LiteLlm, LlmError, Summarizer};
+pub use secrets::{SecretKind, SecretRedactor};
 pub use store::Selection;
 pub use tokens::{Encoding, TokenCounter, estimate_tokens};
 pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-struct Rig {
+pub(crate) struct Rig {
     node_modules: PathBuf,
     python: PathBuf,
 }
 
-fn rig() -> Option<Rig> {
+pub(crate) fn rig() -> Option<Rig> {
     let node_modules = std::env::var_os("CONDENSE_TEST_NODE_MODULES").map(PathBuf::from);
     let python = std::env::var_os("CONDENSE_TEST_PYTHON").map(PathBuf::from);
     match (node_modules, python) {
@@ -44,7 +44,7 @@ impl Rig {
         ]
     }
 
-    fn filesystem(&self, root: &Path) -> Vec<String> {
+    pub(crate) fn filesystem(&self, root: &Path) -> Vec<String> {
         vec![
             "node".into(),
             self.path("@modelcontextprotocol/server-filesystem/dist/index.js"),
@@ -57,7 +57,7 @@ impl Rig {
     }
 
     /// Runs `steps` with the Python client against `target` ("stdio" + command, or "http" + URL).
-    fn client(&self, steps: &Value, target: &[String]) -> Value {
+    pub(crate) fn client(&self, steps: &Value, target: &[String]) -> Value {
         let output = Command::new(&self.python)
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py"))
             .arg(steps.to_string())
@@ -71,7 +71,7 @@ impl Rig {
     }
 }
 
-fn via_proxy(upstream: &[String], config: Option<&Path>) -> Vec<String> {
+pub(crate) fn via_proxy(upstream: &[String], config: Option<&Path>) -> Vec<String> {
     let mut target = vec![
         "stdio".to_owned(),
         env!("CARGO_BIN_EXE_condense").to_owned(),
@@ -92,14 +92,14 @@ fn direct(upstream: &[String]) -> Vec<String> {
     target
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("condense-mcp-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
 
-fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
         .into_iter()

@@ -14,3 +14,4 @@ mod llm;
 mod mapreduce;
 mod mcp;
 mod mcp_faults;
+mod security;

@@ -159,7 +159,9 @@ impl LiteLlm {
                         answer_bytes = answer.len(),
                         "LLM attempt succeeded"
                     );
-                    return Ok(answer);
+                    // A model or gateway that echoes the request's key into its answer must
+                    // not hand it on to the agent.
+                    return Ok(inner.redactor.remove_key(answer));
                 }
                 Err(error) => error,
             };

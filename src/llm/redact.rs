@@ -57,6 +57,19 @@ impl Redactor {
         }
     }
 
+    /// `text` with only the key replaced: for a model's answer, where a `Bearer` or `sk-` in
+    /// the summary is the tool output's own content (already masked before the call when
+    /// secret redaction is on), but the key is this client's credential echoed back.
+    pub(crate) fn remove_key(&self, text: String) -> String {
+        let mut out = text;
+        for form in &self.forms {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
     /// `text` with the key, `Bearer <token>` and `sk-…` shaped tokens replaced.
     pub(crate) fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
@@ -178,6 +191,16 @@ mod tests {
         let redactor = Redactor::new(None);
         let text = "日本 Bearer 日本語 sk-日本語日本語日本語 ébearer";
         assert_eq!(redactor.clean(text), text);
+    }
+
+    #[test]
+    fn remove_key_replaces_only_the_key() {
+        let redactor = Redactor::new(Some("k3y-Secret-1234"));
+        let answer = "The log shows k3y-Secret-1234 and Bearer abcdefgh12345678.".to_owned();
+        assert_eq!(
+            redactor.remove_key(answer),
+            "The log shows [redacted] and Bearer abcdefgh12345678."
+        );
     }
 
     #[test]
