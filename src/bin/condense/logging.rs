@@ -2,13 +2,16 @@
 //! one JSON object per event with a `service` field.
 
 use std::fmt;
+use std::io::{self, Write};
+use std::sync::Arc;
 
+use condense::secrets::SecretRedactor;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::{JsonFields, Writer};
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormattedFields};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormattedFields, MakeWriter};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::cli::LogFormat;
@@ -18,7 +21,7 @@ pub(crate) fn init(format: LogFormat, filter: &str, service: &str) -> anyhow::Re
         .map_err(|e| anyhow::anyhow!("bad log filter `{filter}`: {e}"))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(RedactingStderr::default());
     match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder
@@ -29,6 +32,53 @@ pub(crate) fn init(format: LogFormat, filter: &str, service: &str) -> anyhow::Re
             .try_init(),
     }
     .map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+}
+
+/// Stderr, with every secret-shaped string in a log event masked before it is written. condense
+/// never logs its key or payloads above `trace`, but the libraries under it log what they see:
+/// rmcp logs an unreachable upstream's whole URL, query token included.
+#[derive(Clone, Default)]
+struct RedactingStderr {
+    redactor: Arc<SecretRedactor>,
+}
+
+impl<'a> MakeWriter<'a> for RedactingStderr {
+    type Writer = RedactedEvent<io::Stderr>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactedEvent {
+            redactor: Arc::clone(&self.redactor),
+            buffer: Vec::new(),
+            out: io::stderr(),
+        }
+    }
+}
+
+/// One event's text, collected and written masked when the formatter is done with it (it asks
+/// for one writer per event, so a secret is never split across two writes).
+struct RedactedEvent<W: Write> {
+    redactor: Arc<SecretRedactor>,
+    buffer: Vec<u8>,
+    out: W,
+}
+
+impl<W: Write> Write for RedactedEvent<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for RedactedEvent<W> {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.buffer);
+        let masked = self.redactor.redact(&text);
+        let _ = self.out.write_all(masked.as_bytes());
+    }
 }
 
 /// One JSON object per event: timestamp, level, service, target, message, the event's fields,
@@ -100,5 +150,51 @@ impl Visit for FieldVisitor<'_> {
 
     fn record_f64(&mut self, field: &Field, value: f64) {
         self.0.insert(field.name().into(), Value::from(value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `line` as the log writer puts it out, written in two pieces as a formatter may.
+    fn masked(line: &str) -> String {
+        let mut out = Vec::new();
+        {
+            let mut event = RedactedEvent {
+                redactor: Arc::new(SecretRedactor::new()),
+                buffer: Vec::new(),
+                out: &mut out,
+            };
+            let (head, tail) = line.as_bytes().split_at(line.len() / 2);
+            event.write_all(head).unwrap();
+            event.write_all(tail).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn credentials_in_logged_urls_and_headers_are_masked() {
+        let line = masked(
+            "ERROR rmcp::transport::worker: error sending request for url \
+             (http://127.0.0.1:9/mcp?token=s3cr3t-upstream-token) \
+             authorization: Bearer abcdefghijklmnopqrstuvwxyz012345 \
+             https://deploy:hunter2hunter2@example.com/x",
+        );
+        for secret in [
+            "s3cr3t-upstream-token",
+            "abcdefghijklmnopqrstuvwxyz012345",
+            "hunter2hunter2",
+        ] {
+            assert!(!line.contains(secret), "{line}");
+        }
+        assert!(line.contains("http://127.0.0.1:9/mcp"), "{line}");
+    }
+
+    #[test]
+    fn ordinary_events_are_left_alone() {
+        let line = "INFO condense{tool=\"read_log\" tokens_before=5000 tokens_after=900 \
+                    method=\"extract\"}: extract 5000 → 900 tokens";
+        assert_eq!(masked(line), line);
     }
 }
