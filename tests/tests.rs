@@ -12,3 +12,4 @@ mod litellm_layer;
 mod llm;
 mod mapreduce;
 mod mcp;
+mod mcp_load;
