@@ -222,14 +222,17 @@ pub(crate) struct Call {
 
 /// `calls` calls: 70% small files; 30% large files, half of them the shared file with the same
 /// query (so the cache answers) and half each a different large file; the first `retrieves`
-/// distinct large reads are followed by a `condense_retrieve` of their ref. `round` makes the
-/// queries of one round differ from another's, so every round does the same work.
+/// distinct large reads are followed by a `condense_retrieve` of their ref. Each `round` has
+/// queries of its own and moves on through the large files, so every round does the same work
+/// and successive rounds fill the caches with new entries.
 pub(crate) fn plan(calls: usize, files: &Files, retrieves: usize, round: usize) -> Vec<Call> {
     let query = if round == 0 {
         QUERY.to_owned()
     } else {
         format!("{QUERY} (round {round})")
     };
+    let distinct_per_round = (0..calls).filter(|i| i % 10 >= 7).count() / 2;
+    let first_large = round * distinct_per_round;
     let mut condensed = 0;
     let mut distinct = 0;
     (0..calls)
@@ -254,7 +257,7 @@ pub(crate) fn plan(calls: usize, files: &Files, retrieves: usize, round: usize) 
             distinct += 1;
             Call {
                 kind: Kind::Condensed,
-                file: (distinct - 1) % files.large.len(),
+                file: (first_large + distinct - 1) % files.large.len(),
                 query: query.clone(),
                 retrieve_after: distinct <= retrieves,
             }
@@ -547,6 +550,40 @@ pub(crate) struct Memory {
     pub(crate) peak_kib: u64,
 }
 
+/// CPU seconds (user and system) used by processes of the scenario.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Cpu {
+    /// The proxy process.
+    pub(crate) proxy: f64,
+    /// Its upstream children (the running ones).
+    pub(crate) upstreams: f64,
+}
+
+/// CPU seconds used by the process whose `/proc/<pid>/stat` is at `path` (e.g.
+/// `/proc/self/stat`).
+pub(crate) fn cpu_seconds(path: &str) -> Option<f64> {
+    ticks_to_seconds(&std::fs::read_to_string(path).ok()?)
+}
+
+/// The fields after the command name, which is in parentheses and may hold spaces.
+fn stat_fields(stat: &str) -> Vec<&str> {
+    stat.rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+fn parent_pid(stat: &str) -> Option<u32> {
+    stat_fields(stat).get(1)?.parse().ok()
+}
+
+fn ticks_to_seconds(stat: &str) -> Option<f64> {
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks: 100 a second on Linux
+    // (USER_HZ, fixed by the kernel's ABI whatever its internal tick rate).
+    let fields = stat_fields(stat);
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
 /// The `condense proxy --listen` child process; stopped on drop.
 #[derive(Debug)]
 pub(crate) struct Proxy {
@@ -622,6 +659,22 @@ impl Proxy {
             rss_kib: field("VmRSS:")?,
             peak_kib: field("VmHWM:")?,
         })
+    }
+
+    /// CPU time used so far by the proxy itself and by its upstream child processes; `None`
+    /// where `/proc` does not exist.
+    pub(crate) fn cpu(&self) -> Option<Cpu> {
+        let pid = self.pid();
+        let proxy = cpu_seconds(&format!("/proc/{pid}/stat"))?;
+        let upstreams = std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| {
+                let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+                (parent_pid(&stat) == Some(pid)).then(|| ticks_to_seconds(&stat))?
+            })
+            .sum();
+        Some(Cpu { proxy, upstreams })
     }
 
     /// What it logged so far.
