@@ -361,56 +361,68 @@ async fn soak(options: &Options, length: Duration) -> usize {
     wrong
 }
 
-/// The soak's memory verdict: growth from minute 2 to the end, and the least-squares slope of
-/// RSS over that span.
+/// The soak's memory verdict: growth from minute 2 to the end, the least-squares slope of RSS
+/// over that span, and over each half of it. Memory held by bounded caches grows ever more
+/// slowly as they fill; a leak grows at the same pace throughout.
 fn memory_verdict(samples: &[MemorySample]) {
     let warm = Duration::from_secs(120);
-    let steady: Vec<&MemorySample> = samples.iter().filter(|s| s.at >= warm).collect();
-    let (Some(first), Some(last)) = (steady.first(), steady.last()) else {
-        println!("  memory: the soak was shorter than 2 minutes; no verdict");
-        return;
-    };
-    let points: Vec<(f64, f64)> = steady
+    let points: Vec<(f64, f64)> = samples
         .iter()
+        .filter(|s| s.at >= warm)
         .map(|s| (s.at.as_secs_f64() / 60.0, mib(s.memory.rss_kib)))
         .collect();
+    if points.len() < 4 {
+        println!("  memory: fewer than 4 samples after minute 2; no verdict");
+        return;
+    }
+    let (first, last) = (points[0], points[points.len() - 1]);
+    let middle = points.len() / 2;
+    let (early, late) = (slope(&points[..=middle]), slope(&points[middle..]));
+    let (low, high) = points.iter().fold((f64::MAX, f64::MIN), |(low, high), p| {
+        (low.min(p.1), high.max(p.1))
+    });
+    println!(
+        "  memory from {:.0} s to {:.0} s ({} samples): RSS {:.1} → {:.1} MiB ({:+.1} MiB), range {:.1}–{:.1} MiB",
+        first.0 * 60.0,
+        last.0 * 60.0,
+        points.len(),
+        first.1,
+        last.1,
+        last.1 - first.1,
+        low,
+        high,
+    );
+    println!(
+        "  slope {:+.3} MiB/min overall; first half {:+.3}, second half {:+.3} MiB/min",
+        slope(&points),
+        early,
+        late
+    );
+    // Levelling off: the second half grows at most a quarter as fast as the first, and at
+    // most 0.1 MiB/min (6 MiB an hour). A steady leak keeps the same slope in both halves.
+    let levelling_off = late <= 0.1 && (late <= early / 4.0 || late <= 0.0);
+    println!(
+        "  verdict: {}",
+        if levelling_off {
+            "levelling off"
+        } else {
+            "GROWING"
+        }
+    );
+}
+
+/// The least-squares slope of `points` (x in minutes, y in MiB).
+fn slope(points: &[(f64, f64)]) -> f64 {
     let n = points.len() as f64;
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
     let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
     let covariance: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
     let variance: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let slope = if variance > 0.0 {
+    if variance > 0.0 {
         covariance / variance
     } else {
         0.0
-    };
-    let (low, high) = points.iter().fold((f64::MAX, f64::MIN), |(low, high), p| {
-        (low.min(p.1), high.max(p.1))
-    });
-    println!(
-        "  memory from {:.0} s to {:.0} s ({} samples): RSS {:.1} → {:.1} MiB ({:+.1} MiB), range {:.1}–{:.1} MiB, slope {:+.3} MiB/min",
-        first.at.as_secs_f64(),
-        last.at.as_secs_f64(),
-        points.len(),
-        mib(first.memory.rss_kib),
-        mib(last.memory.rss_kib),
-        mib(last.memory.rss_kib) - mib(first.memory.rss_kib),
-        low,
-        high,
-        slope
-    );
-    let requests = last.requests.saturating_sub(first.requests);
-    // Stable: at this slope, a day would add less than the cache bounds (10 MiB) again.
-    let stable = slope * 60.0 * 24.0 < 10.0;
-    println!(
-        "  verdict: {} ({} requests in that span)",
-        if stable {
-            "stable (a day at this slope adds less than the 10 MiB of cache bounds)"
-        } else {
-            "GROWING"
-        },
-        requests
-    );
+    }
 }
 
 fn main() -> ExitCode {
