@@ -72,6 +72,10 @@ impl Store {
                 .build()
         });
         let originals = Cache::builder()
+            // A ref is handed out as soon as its original is kept, so a new original must always
+            // be admitted: under moka's default (TinyLFU) a full cache may turn a new entry away
+            // in favour of more popular ones, and the ref would never be retrievable.
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
             .max_capacity(config.originals_max_bytes)
             .weigher(|k: &String, v: &Arc<str>| weight(k.len() + v.len()))
             .time_to_live(config.originals_ttl)
@@ -228,6 +232,29 @@ mod tests {
         assert_eq!(
             got,
             "1-alpha\n2:beta ERROR one\n3-gamma\n4-delta\n5:epsilon error two\n6-zeta\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_original_is_retrievable_when_the_store_is_full_of_popular_ones() {
+        // Found by the proxy's soak: a condensed result named a ref that was never retrievable.
+        let store = Store::new(&CacheConfig {
+            originals_max_bytes: 10_000,
+            ..CacheConfig::default()
+        });
+        for i in 0..10 {
+            let reference = store.keep(&format!("{i:0>980}")).await;
+            for _ in 0..5 {
+                assert!(store.original(&reference).await.is_some());
+            }
+        }
+        store.originals.run_pending_tasks().await;
+        let fresh = "x".repeat(980);
+        let reference = store.keep(&fresh).await;
+        store.originals.run_pending_tasks().await;
+        assert_eq!(
+            store.retrieve(&reference, &Selection::All).await.ok(),
+            Some(fresh)
         );
     }
 

@@ -14,4 +14,5 @@ mod llm;
 mod mapreduce;
 mod mcp;
 mod mcp_faults;
+mod mcp_load;
 mod security;

@@ -262,6 +262,10 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
             String::new()
         }
     };
+    // The request stops counting as in flight before its answer is written: a client that
+    // holds a concurrency permit until it has read the answer may start its next request as
+    // soon as the bytes arrive, before this task runs again, and must not be counted twice.
+    state.in_flight.fetch_sub(1, Ordering::SeqCst);
     let mut head = format!(
         "HTTP/1.1 {} Fake\r\ncontent-length: {}\r\nconnection: close\r\n",
         reply.status,
@@ -274,7 +278,6 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(body.as_bytes()).await;
     let _ = stream.shutdown().await;
-    state.in_flight.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Reads one request head and its `content-length` body.

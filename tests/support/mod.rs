@@ -1,7 +1,8 @@
-//! Shared test doubles.
+//! Shared test doubles and scenarios.
 
 // Each test module uses a different part of the support code.
 #![allow(dead_code)]
 
 pub(crate) mod fake_llm;
+pub(crate) mod load;
 pub(crate) mod relay;
