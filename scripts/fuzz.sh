@@ -98,7 +98,7 @@ for target in "${targets[@]}"; do
     [[ -d $regressions ]] && dirs+=("$regressions")
     log="$artifacts_root/$target.log"
     if cargo fuzz run --sanitizer "$sanitizer" --target-dir "$target_dir" "$target" "${dirs[@]}" -- \
-        -max_total_time="$seconds" -max_len=65536 -timeout=30 -rss_limit_mb=4096 \
+        -max_total_time="$seconds" -max_len=65536 -timeout=120 -rss_limit_mb=4096 \
         -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1; then
         grep -E '^stat::number_of_executed_units|^Done [0-9]+ runs' "$log" >&2 || true
     else

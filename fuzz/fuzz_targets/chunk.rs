@@ -2,9 +2,7 @@
 #![no_main]
 
 use condense::TokenCounter;
-use condense::methods::chunk::{
-    ChunkOptions, ChunkStrategy, ContentKind, MIN_CHUNK_TOKENS, chunk,
-};
+use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, MIN_CHUNK_TOKENS, chunk};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

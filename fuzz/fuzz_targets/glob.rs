@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = glob_matches(pattern, name);
     // Every character escaped is a literal pattern: it matches exactly the name itself.
     let literal: String = name.chars().flat_map(|c| ['\\', c]).collect();
-    assert!(glob_matches(&literal, name), "an escaped name does not match itself");
+    assert!(
+        glob_matches(&literal, name),
+        "an escaped name does not match itself"
+    );
     if !name.is_empty() {
         assert!(glob_matches("*", name) && glob_matches(&"?".repeat(name.chars().count()), name));
     }
