@@ -32,6 +32,16 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --all-targets -- -D warnings
 
+# Under CI the fuzz targets run too, 15 s each (about two minutes of fuzzing after their
+# build); CONDENSE_FUZZ_SECONDS=0 skips them, a larger value fuzzes longer. Before the tests,
+# so that cargo test's summary stays the last thing printed.
+fuzz_seconds=${CONDENSE_FUZZ_SECONDS:-${CI:+15}}
+if [[ -n "$fuzz_seconds" && "$fuzz_seconds" != 0 ]]; then
+    step "fuzz targets, ${fuzz_seconds} s each"
+    scripts/fuzz.sh "$fuzz_seconds"
+fi
+
 step "cargo test"
 # Unit, integration and doc tests (benches are built by clippy above; run them with cargo bench).
 cargo test "$@"
+

@@ -277,6 +277,25 @@ impl Default for CacheConfig {
     }
 }
 
+/// `[limits]`: hard bounds that hold for every tool, so hostile output cannot exhaust memory
+/// or time. A section of its own rather than a `[defaults]` key: a per-tool rule must not be
+/// able to lift a bound that protects the whole process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LimitsConfig {
+    /// The most bytes of one output that are counted, condensed or passed on; the rest is cut
+    /// off and the result carries a marker saying so. Default 64 MiB.
+    pub max_input_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_input_bytes: 64 << 20,
+        }
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -291,6 +310,8 @@ pub struct Config {
     pub mapreduce: MapReduceConfig,
     /// `[cache]`.
     pub cache: CacheConfig,
+    /// `[limits]`.
+    pub limits: LimitsConfig,
     /// `[prompts] dir`: overrides for the built-in prompts.
     pub prompts_dir: Option<PathBuf>,
     /// `[llm] redact_secrets`: whether secrets in tool output are replaced by placeholders
@@ -402,6 +423,7 @@ struct FileConfig {
     llm: Option<FileLlm>,
     mapreduce: FileMapReduce,
     cache: FileCache,
+    limits: FileLimits,
     prompts: FilePrompts,
     tools: Vec<ToolRule>,
     /// `[proxy]`: read by the MCP proxy (`condense::mcp`), validated here by the schema.
@@ -477,6 +499,12 @@ struct FileCache {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+struct FileLimits {
+    max_input_bytes: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 struct FilePrompts {
     dir: Option<PathBuf>,
 }
@@ -538,6 +566,12 @@ impl FileConfig {
                     .originals_ttl_s
                     .map(Duration::from_secs)
                     .unwrap_or(cache_defaults.originals_ttl),
+            },
+            limits: LimitsConfig {
+                max_input_bytes: self
+                    .limits
+                    .max_input_bytes
+                    .unwrap_or(LimitsConfig::default().max_input_bytes),
             },
             prompts_dir: self.prompts.dir,
             redact_secrets,

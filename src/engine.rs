@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use crate::config::{Config, LlmConfig, Mode};
 use crate::error::{ConfigError, RetrieveError};
+use crate::limits::{Considered, InputCut, cut_input};
 use crate::llm::{LiteLlm, LlmError, Summarizer};
 use crate::methods::extract::{ExtractHints, extract};
 use crate::methods::mapreduce::{
@@ -84,12 +85,20 @@ pub struct Condensed {
     pub elapsed: Duration,
     /// Why a higher rung did not answer, when one did not (e.g. the LLM's error).
     pub fallback: Option<String>,
+    /// Set when the input was larger than `[limits] max_input_bytes` and only its start was
+    /// considered; `text` then holds a marker line saying so.
+    pub input_cut: Option<InputCut>,
 }
 
 impl Condensed {
     /// Whether the text was condensed (anything but pass-through).
     pub fn was_condensed(&self) -> bool {
         self.method != Method::PassThrough
+    }
+
+    /// Whether `text` differs from the input: condensed, or cut at the input limit.
+    pub fn was_changed(&self) -> bool {
+        self.was_condensed() || self.input_cut.is_some()
     }
 
     /// The outcome as a JSON object, for a result's metadata slot.
@@ -103,6 +112,9 @@ impl Condensed {
         });
         if let Some(reason) = &self.fallback {
             meta["fallback"] = Value::String(reason.clone());
+        }
+        if let Some(cut) = &self.input_cut {
+            meta["input_cut"] = cut.to_meta();
         }
         meta
     }
@@ -127,6 +139,10 @@ pub struct Request<'a> {
     /// Extraction mode: the kinds of detail the LLM must keep verbatim (names, ids,
     /// relationships, numbers). `None` is a plain query-aware summary.
     pub schema_hint: Option<&'a str>,
+    /// The whole output's size in bytes when the text handed over is only its start (the
+    /// caller stopped reading at `[limits] max_input_bytes`). `None`: the text is the whole
+    /// output.
+    pub whole_bytes: Option<usize>,
 }
 
 impl<'a> Request<'a> {
@@ -177,6 +193,14 @@ impl<'a> Request<'a> {
     #[must_use]
     pub fn schema_hint(mut self, hint: Option<&'a str>) -> Self {
         self.schema_hint = hint;
+        self
+    }
+
+    /// Says that the text is only the start of an output of `bytes` bytes, so the result can
+    /// say how much was left out.
+    #[must_use]
+    pub fn whole_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.whole_bytes = bytes;
         self
     }
 }
@@ -464,37 +488,58 @@ impl Condenser {
 
     async fn condense_inner(
         &self,
-        text: &str,
+        whole: &str,
         request: &Request<'_>,
         started: Instant,
     ) -> Condensed {
+        let input = cut_input(
+            whole,
+            request.whole_bytes,
+            self.inner.config.limits.max_input_bytes,
+        );
+        if input.is_cut() {
+            tracing::warn!(
+                considered_bytes = input.considered.len(),
+                whole_bytes = input.whole_bytes,
+                "input larger than [limits] max_input_bytes: only its start is considered"
+            );
+        }
+        let text = input.considered;
         let subject = Subject::new(request.tool, text)
             .with_error(request.is_error)
             .with_budget_hint(request.budget_tokens);
         let mut plan = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) => plan,
             Decision::PassThrough | Decision::Defer => {
-                return self.pass_through(text, request, started);
+                return self.pass_through(whole, input, request, started).await;
             }
         };
         if let Some(mode) = request.mode {
             if mode == Mode::Passthrough {
-                return self.pass_through(text, request, started);
+                return self.pass_through(whole, input, request, started).await;
             }
             plan.mode = mode;
         }
-        let reference = self.inner.store.keep(text).await;
-        let key = self.cache_key(text, request, &plan);
+        let (reference, cut) = self.keep_original(whole, input).await;
+        let note = cut.as_ref().map(|cut| cut.marker(&reference));
+        let note = note.as_deref();
+        let key = self.cache_key(text, request, &plan, note);
         let Some(cache) = self.inner.store.results() else {
-            let mut outcome = self.ladder(text, request, plan, &reference, started).await;
+            let mut outcome = self
+                .ladder(text, request, plan, &reference, note, started)
+                .await;
             outcome.elapsed = started.elapsed();
+            outcome.input_cut = cut;
             return outcome;
         };
         let fresh = std::sync::atomic::AtomicBool::new(false);
         let result = cache
             .try_get_with(key, async {
                 fresh.store(true, std::sync::atomic::Ordering::Relaxed);
-                let outcome = self.ladder(text, request, plan, &reference, started).await;
+                let mut outcome = self
+                    .ladder(text, request, plan, &reference, note, started)
+                    .await;
+                outcome.input_cut = cut.clone();
                 // A fallback caused by a passing LLM failure is delivered but not kept: the
                 // next identical call should try the LLM again.
                 if outcome.fallback.is_some() && matches!(plan.mode, Mode::Auto | Mode::Llm) {
@@ -516,19 +561,74 @@ impl Condenser {
         outcome
     }
 
-    fn pass_through(&self, text: &str, request: &Request<'_>, started: Instant) -> Condensed {
+    /// Keeps the original for retrieval: the whole output when the caller handed all of it
+    /// over and it fits the originals store, else the part considered. Returns the ref and,
+    /// when the input was cut, what the result must say about it.
+    async fn keep_original(
+        &self,
+        whole: &str,
+        input: Considered<'_>,
+    ) -> (String, Option<InputCut>) {
+        if !input.is_cut() {
+            return (self.inner.store.keep(input.considered).await, None);
+        }
+        let whole_kept = whole.len() == input.whole_bytes
+            && whole.len() as u64 <= self.inner.config.cache.originals_max_bytes;
+        let kept = if whole_kept { whole } else { input.considered };
+        let reference = self.inner.store.keep(kept).await;
+        let cut = InputCut {
+            considered_bytes: input.considered.len(),
+            whole_bytes: input.whole_bytes,
+            whole_kept,
+        };
+        (reference, Some(cut))
+    }
+
+    /// The outcome for a text that is not condensed: the text itself, or, when it was larger
+    /// than the input limit, its considered start and the marker line.
+    async fn pass_through(
+        &self,
+        whole: &str,
+        input: Considered<'_>,
+        request: &Request<'_>,
+        started: Instant,
+    ) -> Condensed {
         let encoding = self.inner.config.rule_for(request.tool).encoding;
-        let tokens = TokenCounter::new(encoding).count(text);
-        let outcome = Condensed {
-            text: text.to_owned(),
+        let counter = TokenCounter::new(encoding);
+        // Counting never looks past the limit: only the considered part is counted.
+        let tokens = counter.count(input.considered);
+        let mut outcome = Condensed {
+            text: String::new(),
             method: Method::PassThrough,
             tokens_before: tokens,
             tokens_after: tokens,
             reference: None,
             cached: false,
-            elapsed: started.elapsed(),
+            elapsed: Duration::ZERO,
             fallback: None,
+            input_cut: None,
         };
+        if input.is_cut() {
+            let (reference, cut) = self.keep_original(whole, input).await;
+            let marker = cut
+                .as_ref()
+                .map(|cut| cut.marker(&reference))
+                .unwrap_or_default();
+            let separator = if input.considered.ends_with('\n') || input.considered.is_empty() {
+                ""
+            } else {
+                "\n"
+            };
+            let tail = format!("{separator}{marker}\n");
+            // The considered part is not counted twice: its count plus the marker's.
+            outcome.tokens_after = tokens + counter.count(&tail);
+            outcome.text = format!("{}{tail}", input.considered);
+            outcome.reference = Some(reference);
+            outcome.input_cut = cut;
+        } else {
+            outcome.text = input.considered.to_owned();
+        }
+        outcome.elapsed = started.elapsed();
         self.notify(&outcome, request);
         outcome
     }
@@ -540,7 +640,13 @@ impl Condenser {
         }
     }
 
-    fn cache_key(&self, text: &str, request: &Request<'_>, plan: &Plan) -> u128 {
+    fn cache_key(
+        &self,
+        text: &str,
+        request: &Request<'_>,
+        plan: &Plan,
+        note: Option<&str>,
+    ) -> u128 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut field = |bytes: &[u8]| {
             h.update(&(bytes.len() as u64).to_le_bytes());
@@ -571,6 +677,7 @@ impl Condenser {
         field(&self.inner.prompts.fingerprint().to_le_bytes());
         field(&[u8::from(request.is_error)]);
         field(request.schema_hint.unwrap_or("").as_bytes());
+        field(note.unwrap_or("").as_bytes());
         h.digest128()
     }
 
@@ -582,6 +689,7 @@ impl Condenser {
         request: &Request<'_>,
         plan: Plan,
         reference: &str,
+        note: Option<&str>,
         started: Instant,
     ) -> Condensed {
         let counter = TokenCounter::new(plan.encoding);
@@ -625,7 +733,15 @@ impl Condenser {
 
         let tokens_before = tokens_before.await.unwrap_or(text.len());
         if let Some((body, method)) = candidate.take() {
-            let outcome = self.finish(&body, method, tokens_before, reference, &counter, plan);
+            let outcome = self.finish(
+                &body,
+                method,
+                tokens_before,
+                reference,
+                note,
+                &counter,
+                plan,
+            );
             match self.notify(&outcome, request) {
                 Verdict::Keep => return with_fallback(outcome, fallback),
                 Verdict::Veto => fallback = Some(format!("{method} result vetoed by the hook")),
@@ -646,6 +762,7 @@ impl Condenser {
                         Method::Extract,
                         tokens_before,
                         reference,
+                        note,
                         &counter,
                         plan,
                     );
@@ -666,6 +783,7 @@ impl Condenser {
             Method::Truncate,
             tokens_before,
             reference,
+            note,
             &counter,
             plan,
         );
@@ -816,22 +934,26 @@ impl Condenser {
         driver
     }
 
-    /// Puts the header on a body and makes sure the whole is within the budget.
+    /// Puts the header (and the input-cut marker, if any) on a body and makes sure the whole
+    /// is within the budget.
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
         body: &str,
         method: Method,
         tokens_before: usize,
         reference: &str,
+        note: Option<&str>,
         counter: &TokenCounter,
         plan: Plan,
     ) -> Condensed {
         let budget = plan.budget_tokens;
         let mut body = body;
         let mut after = budget;
+        let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
         for _ in 0..6 {
             let text = format!(
-                "{}\n{body}",
+                "{}\n{note}{body}",
                 header(method, tokens_before, after, reference)
             );
             let count = counter.count(&text);
@@ -848,7 +970,7 @@ impl Condenser {
         }
         // The header's own count keeps moving by a token: settle on a count-free header.
         let text = format!(
-            "{}\n{body}",
+            "{}\n{note}{body}",
             header(method, tokens_before, after, reference)
         );
         let text = counter.prefix_within(&text, budget).to_owned();
@@ -873,6 +995,7 @@ impl Condenser {
             cached: false,
             elapsed: Duration::ZERO,
             fallback: None,
+            input_cut: None,
         }
     }
 
@@ -890,7 +1013,7 @@ impl Condenser {
             0 => response,
             1 => {
                 let outcome = self.condense(&parts[0], &request).await;
-                if outcome.was_condensed() {
+                if outcome.was_changed() {
                     let text = outcome.text.clone();
                     response.rebuild(vec![Some(text)], &[outcome])
                 } else {
@@ -917,8 +1040,14 @@ impl Condenser {
         let budget = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) => plan.budget_tokens,
             _ => {
+                let limit = self.inner.config.limits.max_input_bytes;
+                if parts.iter().any(|part| part.len() > limit) {
+                    return self.cut_long_parts(parts, request, response).await;
+                }
                 // The hook still sees the pass-through outcome.
-                self.pass_through(&joined, &request, Instant::now());
+                let input = cut_input(&joined, None, usize::MAX);
+                self.pass_through(&joined, input, &request, Instant::now())
+                    .await;
                 return response;
             }
         };
@@ -938,12 +1067,35 @@ impl Condenser {
             }
             let part_request = request.budget(Some(cap));
             let outcome = self.condense(part, &part_request).await;
-            if outcome.was_condensed() {
+            if outcome.was_changed() {
                 new_parts.push(Some(outcome.text.clone()));
                 outcomes.push(outcome);
             } else {
                 new_parts.push(None);
             }
+        }
+        response.rebuild(new_parts, &outcomes)
+    }
+
+    /// A pass-through response still hands on no part longer than the input limit: each such
+    /// part goes through [`Condenser::condense`], which cuts it and says so.
+    async fn cut_long_parts<R: ToolResponse>(
+        &self,
+        parts: Vec<String>,
+        request: Request<'_>,
+        response: R,
+    ) -> R {
+        let limit = self.inner.config.limits.max_input_bytes;
+        let mut new_parts = Vec::with_capacity(parts.len());
+        let mut outcomes = Vec::new();
+        for part in &parts {
+            if part.len() <= limit {
+                new_parts.push(None);
+                continue;
+            }
+            let outcome = self.condense(part, &request).await;
+            new_parts.push(Some(outcome.text.clone()));
+            outcomes.push(outcome);
         }
         response.rebuild(new_parts, &outcomes)
     }

@@ -4,6 +4,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod layer;
+pub mod limits;
 pub mod llm;
 pub mod methods;
 pub mod policy;

@@ -6,6 +6,7 @@ mod budget;
 mod cli;
 mod engine;
 mod extract;
+mod hostile;
 mod layer;
 mod litellm;
 mod litellm_faults;

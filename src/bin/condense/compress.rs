@@ -10,7 +10,7 @@ use crate::cli::{CompressArgs, MethodArg};
 
 pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     let config = Config::load(args.config.as_deref())?;
-    let input = read_input(args.file.as_deref())?;
+    let input = read_input(args.file.as_deref(), config.limits.max_input_bytes)?;
     let mut builder = Condenser::builder(config);
     if std::io::stderr().is_terminal() {
         builder = builder.progress(show_progress);
@@ -25,8 +25,9 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     let request = Request::new(args.tool.as_deref().unwrap_or(""))
         .query(args.query.as_deref())
         .budget(args.budget)
-        .mode(mode);
-    let outcome = condenser.condense(&input, &request).await;
+        .mode(mode)
+        .whole_bytes(input.whole_bytes);
+    let outcome = condenser.condense(&input.text, &request).await;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let json = serde_json::json!({
@@ -69,28 +70,108 @@ fn show_progress(progress: Progress) {
     eprint!("\r\x1b[2K{line}");
 }
 
-/// Reads the whole input; bytes that are not UTF-8 become U+FFFD rather than an error, since
-/// tool output is whatever the tool printed.
-fn read_input(file: Option<&std::path::Path>) -> anyhow::Result<String> {
+/// The input as read: at most the configured limit of it, decoded.
+struct Input {
+    text: String,
+    /// The whole input's size when reading stopped at the limit.
+    whole_bytes: Option<usize>,
+}
+
+/// Reads the input, but never more than `max_bytes` of it into memory: the rest of a file is
+/// only measured, the rest of standard input is read and dropped (so the writer does not fail
+/// on a closed pipe) while counting its bytes. Bytes that are not UTF-8 become U+FFFD rather
+/// than an error, since tool output is whatever the tool printed; a warning says how many.
+fn read_input(file: Option<&std::path::Path>, max_bytes: usize) -> anyhow::Result<Input> {
+    let (bytes, whole_bytes) = match file {
+        Some(path) if path.as_os_str() != "-" => {
+            let read = || -> std::io::Result<_> {
+                let file = std::fs::File::open(path)?;
+                // A regular file's size is known without reading past the limit.
+                let size = file.metadata()?;
+                let size = size.is_file().then_some(size.len());
+                read_bounded(file, max_bytes, size)
+            };
+            read().with_context(|| format!("cannot read {}", path.display()))?
+        }
+        _ => read_bounded(std::io::stdin().lock(), max_bytes, None)
+            .context("cannot read standard input")?,
+    };
+    let cut = whole_bytes.is_some();
+    if cut {
+        tracing::warn!(
+            "the input has {} bytes; only the first {} are read ([limits] max_input_bytes)",
+            whole_bytes.unwrap_or_default(),
+            bytes.len()
+        );
+    }
+    Ok(Input {
+        text: decode(bytes, cut),
+        whole_bytes,
+    })
+}
+
+/// Reads up to `max_bytes`; when there is more, returns the whole size too: `size` when the
+/// reader's size is known, else by reading the rest without keeping it.
+fn read_bounded(
+    mut reader: impl Read,
+    max_bytes: usize,
+    size: Option<u64>,
+) -> std::io::Result<(Vec<u8>, Option<usize>)> {
     let mut bytes = Vec::new();
-    match file {
-        None => {
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .context("cannot read standard input")?;
+    let limit = u64::try_from(max_bytes).unwrap_or(u64::MAX);
+    (&mut reader).take(limit).read_to_end(&mut bytes)?;
+    let read = bytes.len() as u64;
+    let rest = if read < limit {
+        0
+    } else if let Some(size) = size {
+        // The size may be stale (a log still being written): one more byte tells.
+        let mut probe = Vec::new();
+        (&mut reader).take(1).read_to_end(&mut probe)?;
+        if probe.is_empty() {
+            0
+        } else {
+            size.saturating_sub(read).max(1)
         }
-        Some(path) if path.as_os_str() == "-" => {
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .context("cannot read standard input")?;
-        }
-        Some(path) => {
-            bytes =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    } else {
+        std::io::copy(&mut reader, &mut std::io::sink())?
+    };
+    if rest == 0 {
+        return Ok((bytes, None));
+    }
+    let whole = usize::try_from(rest)
+        .ok()
+        .and_then(|rest| rest.checked_add(bytes.len()))
+        .unwrap_or(usize::MAX);
+    Ok((bytes, Some(whole)))
+}
+
+/// UTF-8 as it is; anything else lossily, with a warning. When the read stopped at the limit,
+/// a character cut in half at the end is dropped rather than shown as U+FFFD.
+fn decode(mut bytes: Vec<u8>, cut: bool) -> String {
+    if cut
+        && let Err(error) = std::str::from_utf8(&bytes)
+        && error.error_len().is_none()
+    {
+        bytes.truncate(error.valid_up_to());
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let bytes = error.into_bytes();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let replaced = text.matches('\u{FFFD}').count() - count_in_valid(&bytes);
+            tracing::warn!(
+                "the input is not valid UTF-8: {replaced} invalid byte sequences are shown as U+FFFD"
+            );
+            text
         }
     }
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
-    })
+}
+
+/// How many U+FFFD characters the input itself holds, so the warning counts only replacements.
+fn count_in_valid(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .map(|chunk| chunk.valid().matches('\u{FFFD}').count())
+        .sum()
 }

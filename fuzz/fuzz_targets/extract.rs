@@ -1,0 +1,23 @@
+//! Kind detection and extraction: any text, any budget, any query; never more than the budget.
+#![no_main]
+
+use condense::TokenCounter;
+use condense::methods::extract::{ExtractHints, extract_with_stats};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The first two bytes choose the budget and the query; the rest is the tool output.
+    let (budget, query, text) = match data {
+        [b, q, rest @ ..] => (usize::from(*b) * 4 + 1, *q, rest),
+        _ => return,
+    };
+    let text = String::from_utf8_lossy(text);
+    let counter = TokenCounter::default();
+    let hints = match query % 3 {
+        0 => ExtractHints::new(),
+        1 => ExtractHints::new().with_query("error id 42 \"failed\""),
+        _ => ExtractHints::new().with_query(&text[..text.len().min(40)]),
+    };
+    let out = extract_with_stats(&text, &hints, budget, &counter);
+    assert!(counter.count(&out.text) <= budget, "over budget");
+});

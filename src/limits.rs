@@ -1,0 +1,199 @@
+//! The input-size limit: how much of one tool output condense looks at.
+//!
+//! Everything condense does with an output (counting, detecting its kind, extracting, chunking,
+//! summarizing) costs memory and time in proportion to its size. A tool that prints 10 GB, by
+//! mistake or on purpose, must not take the process down with it, so every output is cut to
+//! `[limits] max_input_bytes` before any of that work starts, and the result says so in a marker
+//! line. The cut falls after the last newline near the limit, so no line is split when lines
+//! are of any sensible length, and never inside a character.
+//!
+//! ```
+//! use condense::limits::cut_input;
+//!
+//! let text = "first line\nsecond line\nthird line\n";
+//! let cut = cut_input(text, None, 16);
+//! assert_eq!(cut.considered, "first line\n");
+//! assert_eq!(cut.whole_bytes, text.len());
+//! assert!(cut.is_cut());
+//!
+//! let whole = cut_input(text, None, 1024);
+//! assert_eq!(whole.considered, text);
+//! assert!(!whole.is_cut());
+//! ```
+
+use serde_json::{Value, json};
+
+use crate::methods::truncate::group;
+use crate::tokens::floor_char_boundary;
+
+/// How far back from the limit a newline is looked for. Past it the cut falls at a character
+/// boundary instead: one very long line is cut rather than dropped whole.
+const LINE_SEARCH_BYTES: usize = 1 << 20;
+
+/// The part of an output that condense considers, and how large the whole was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Considered<'t> {
+    /// The start of the output that is counted, condensed or passed on.
+    pub considered: &'t str,
+    /// The whole output's size in bytes (at least `considered.len()`).
+    pub whole_bytes: usize,
+}
+
+impl Considered<'_> {
+    /// Whether part of the output is left out.
+    pub fn is_cut(&self) -> bool {
+        self.whole_bytes > self.considered.len()
+    }
+}
+
+/// Cuts `text` to at most `max_bytes`, preferring a line boundary. `whole_bytes` is the size of
+/// the whole output when `text` is already only its start (a reader stopped at the limit);
+/// `None` means `text` is the whole output. A text that is known to be partial is cut at a line
+/// boundary even when it is within the limit, so its last, partial line is not passed on as if
+/// it were whole.
+pub fn cut_input(text: &str, whole_bytes: Option<usize>, max_bytes: usize) -> Considered<'_> {
+    let whole_bytes = whole_bytes.unwrap_or(0).max(text.len());
+    if whole_bytes <= max_bytes && text.len() == whole_bytes {
+        return Considered {
+            considered: text,
+            whole_bytes,
+        };
+    }
+    let end = floor_char_boundary(text, max_bytes);
+    let search_from = floor_char_boundary(text, end.saturating_sub(LINE_SEARCH_BYTES));
+    let end = match text.as_bytes()[search_from..end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+    {
+        Some(newline) => search_from + newline + 1,
+        None => end,
+    };
+    Considered {
+        considered: &text[..end],
+        whole_bytes,
+    }
+}
+
+/// What a result says about an input that was cut: how much was considered, and whether the
+/// whole original can still be retrieved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InputCut {
+    /// Bytes of the output that were considered.
+    pub considered_bytes: usize,
+    /// Bytes of the whole output.
+    pub whole_bytes: usize,
+    /// Whether the whole output, not only the considered part, is kept under the result's ref.
+    pub whole_kept: bool,
+}
+
+impl InputCut {
+    /// The marker line put into the result, naming the sizes and what is retrievable.
+    pub fn marker(&self, reference: &str) -> String {
+        let kept = if self.whole_kept {
+            format!("the whole original is kept as {reference}")
+        } else {
+            format!(
+                "only the first {} bytes are kept as {reference}, the rest cannot be retrieved",
+                group(self.considered_bytes)
+            )
+        };
+        format!(
+            "[condense: input cut at {} of {} ({} of {} bytes, [limits] max_input_bytes); {kept}]",
+            human_bytes(self.considered_bytes),
+            human_bytes(self.whole_bytes),
+            group(self.considered_bytes),
+            group(self.whole_bytes),
+        )
+    }
+
+    /// The cut as a JSON object, for a result's metadata.
+    pub fn to_meta(&self) -> Value {
+        json!({
+            "considered_bytes": self.considered_bytes,
+            "whole_bytes": self.whole_bytes,
+            "whole_kept": self.whole_kept,
+        })
+    }
+}
+
+/// `67108864` → `64.0 MiB`: sizes as a person reads them.
+fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_within_the_limit_is_whole() {
+        let cut = cut_input("abc\ndef", None, 7);
+        assert_eq!(cut.considered, "abc\ndef");
+        assert!(!cut.is_cut());
+    }
+
+    #[test]
+    fn cut_falls_after_the_last_newline_before_the_limit() {
+        let cut = cut_input("abc\ndef\nghi\n", None, 10);
+        assert_eq!(cut.considered, "abc\ndef\n");
+        assert_eq!(cut.whole_bytes, 12);
+    }
+
+    #[test]
+    fn one_long_line_is_cut_at_a_character_boundary() {
+        let text = "é".repeat(100);
+        let cut = cut_input(&text, None, 11);
+        assert_eq!(cut.considered, "é".repeat(5));
+    }
+
+    #[test]
+    fn a_known_partial_text_loses_its_partial_last_line() {
+        let cut = cut_input("abc\nde", Some(100), 1024);
+        assert_eq!(cut.considered, "abc\n");
+        assert_eq!(cut.whole_bytes, 100);
+        assert!(cut.is_cut());
+    }
+
+    #[test]
+    fn marker_names_sizes_and_what_is_retrievable() {
+        let cut = InputCut {
+            considered_bytes: 64 << 20,
+            whole_bytes: 100 << 20,
+            whole_kept: false,
+        };
+        let marker = cut.marker("cx_1");
+        assert!(marker.contains("64.0 MiB of 100.0 MiB"), "{marker}");
+        assert!(
+            marker.contains("67,108,864 of 104,857,600 bytes"),
+            "{marker}"
+        );
+        assert!(marker.contains("cannot be retrieved"), "{marker}");
+        let kept = InputCut {
+            whole_kept: true,
+            ..cut
+        };
+        assert!(
+            kept.marker("cx_1")
+                .contains("whole original is kept as cx_1")
+        );
+    }
+
+    #[test]
+    fn sizes_read_like_a_person_writes_them() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(64 << 20), "64.0 MiB");
+    }
+}
