@@ -331,6 +331,7 @@ impl Default for Config {
             llm: None,
             mapreduce: MapReduceConfig::default(),
             cache: CacheConfig::default(),
+            limits: LimitsConfig::default(),
             prompts_dir: None,
             redact_secrets: true,
             origin: String::new(),
