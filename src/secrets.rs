@@ -262,7 +262,7 @@ impl SecretRedactor {
             }));
         }
         let shaped = if self.by_shape {
-            compiled().scan(text)
+            compiled().scan(text, false)
         } else {
             Vec::new()
         };
@@ -346,7 +346,7 @@ struct Rule {
     classify: Classify,
     evidence: Evidence,
     /// The expression; `(?P<s>…)` marks the part replaced (else the whole match).
-    pattern: &'static str,
+    pattern: Cow<'static, str>,
 }
 
 /// The names settings holding secrets end with (case-insensitive), followed by an optional
@@ -366,13 +366,10 @@ fn rules() -> Vec<Rule> {
     let flag = format!(
         r#"--(?i:[a-z-]*(?:password|passwd|token|secret|api-key|apikey))(?:=|[ \t]+){SETTING_VALUE}"#
     );
-    // Leak the two built strings: the rules are built once per process.
-    let setting: &'static str = Box::leak(setting.into_boxed_str());
-    let flag: &'static str = Box::leak(flag.into_boxed_str());
-    let rule = |classify, evidence, pattern| Rule {
+    let rule = |classify, evidence, pattern: &'static str| Rule {
         classify,
         evidence,
-        pattern,
+        pattern: Cow::Borrowed(pattern),
     };
     // Order matters where two rules match at the same place: the first listed wins.
     vec![
@@ -471,8 +468,16 @@ fn rules() -> Vec<Rule> {
             Context,
             r#"(?m:^|[ \t"'])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s>[^\s"'@]+)"#,
         ),
-        rule(Setting, Context, flag),
-        rule(Setting, Context, setting),
+        Rule {
+            classify: Setting,
+            evidence: Context,
+            pattern: Cow::Owned(flag),
+        },
+        Rule {
+            classify: Setting,
+            evidence: Context,
+            pattern: Cow::Owned(setting),
+        },
     ]
 }
 
@@ -527,8 +532,10 @@ fn compiled() -> &'static Compiled {
 }
 
 impl Compiled {
-    /// Every shaped secret in `text`, in order.
-    fn scan(&self, text: &str) -> Vec<Finding> {
+    /// Every shaped secret in `text`, in order. `nested` when `text` is a setting's value being
+    /// looked into: values inside it are then not looked into again, which bounds the work and
+    /// the recursion on input such as `token=token=token=…`.
+    fn scan(&self, text: &str, nested: bool) -> Vec<Finding> {
         let mut found = Vec::new();
         let mut locations: CaptureLocations = self.regex.capture_locations();
         let mut at = 0;
@@ -536,16 +543,11 @@ impl Compiled {
             let Some(whole) = self.regex.captures_read_at(&mut locations, text, at) else {
                 break;
             };
-            let before = found.len();
-            let next = if self.accept(text, &locations, &mut found) {
-                found[before..]
-                    .iter()
-                    .map(|finding| finding.range.end)
-                    .fold(whole.end(), usize::max)
-            } else {
+            let next = match self.accept(text, &locations, nested, &mut found) {
+                Some(resume) => resume,
                 // A rejected setting's value may itself start a secret (`token: Bearer …`):
                 // search again from the value, not from the end of the match.
-                self.rejected_resume(&locations, whole.start(), whole.end())
+                None => self.rejected_resume(&locations, whole.start(), whole.end()),
             };
             at = ceil_boundary(text, next.max(at + 1));
         }
@@ -553,50 +555,58 @@ impl Compiled {
     }
 
     /// Decides whether the match in `locations` is a secret and, when it is, adds what to
-    /// replace to `found`.
-    fn accept(&self, text: &str, locations: &CaptureLocations, found: &mut Vec<Finding>) -> bool {
-        let Some(rule) = self
+    /// replace to `found` and returns where to search on.
+    fn accept(
+        &self,
+        text: &str,
+        locations: &CaptureLocations,
+        nested: bool,
+        found: &mut Vec<Finding>,
+    ) -> Option<usize> {
+        let rule = self
             .rules
             .iter()
-            .find(|rule| locations.get(rule.whole).is_some())
-        else {
-            return false;
-        };
-        let Some((whole_start, whole_end)) = locations.get(rule.whole) else {
-            return false;
-        };
+            .find(|rule| locations.get(rule.whole).is_some())?;
+        let (whole_start, whole_end) = locations.get(rule.whole)?;
         let (start, end) = rule
             .secret
             .and_then(|group| locations.get(group))
             .unwrap_or((whole_start, whole_end));
         let range = unquote(text, start..end);
+        if matches!(rule.classify, Classify::Fixed(SecretKind::PrivateKey)) {
+            // Keep the line breaks around the body, so the footer stays on its own line.
+            let range = trim_line_breaks(text, range);
+            if range.is_empty() {
+                return None;
+            }
+            found.push(Finding {
+                kind: SecretKind::PrivateKey,
+                range,
+            });
+            return Some(whole_end);
+        }
         let range = without_unopened_closers(text, range);
         let value = &text[range.clone()];
         let (kind, evidence) = match rule.classify {
-            Classify::Fixed(SecretKind::PrivateKey) => {
-                // Keep the line breaks around the body, so the footer stays on its own line.
-                let range = trim_line_breaks(text, range);
-                if range.is_empty() {
-                    return false;
-                }
-                found.push(Finding {
-                    kind: SecretKind::PrivateKey,
-                    range,
-                });
-                return true;
-            }
             Classify::Fixed(kind) => (kind, rule.evidence),
             Classify::Setting => {
                 // A value holding secrets of their own shape (`GITHUB_TOKEN=ghp_…`, a PEM
                 // block in a `"private_key"` string, `"token": "Bearer …"`) is redacted as
                 // those, so their own rules decide what stays.
-                let inner = self.scan(value);
-                if !inner.is_empty() {
+                let inner = if nested {
+                    Vec::new()
+                } else {
+                    self.scan(value, true)
+                };
+                if let Some(last) = inner.last() {
+                    // Search on from the last of them: a secret that starts inside the value
+                    // may run past it (a PEM header ending a bare value).
+                    let resume = last.range.end + range.start;
                     found.extend(inner.into_iter().map(|finding| Finding {
                         kind: finding.kind,
                         range: finding.range.start + range.start..finding.range.end + range.start,
                     }));
-                    return true;
+                    return Some(resume);
                 }
                 let kind = setting_kind(&text[whole_start..start]);
                 let evidence = match kind {
@@ -608,10 +618,11 @@ impl Compiled {
             }
         };
         if !plausible(value, evidence) {
-            return false;
+            return None;
         }
+        let resume = whole_end.max(range.end);
         found.push(Finding { kind, range });
-        true
+        Some(resume)
     }
 
     /// Where to search again after a rejected match: at its replaced part when that is not at
@@ -695,12 +706,13 @@ fn is_placeholder(value: &str) -> bool {
         "any",
         "char",
     ];
-    let first = value.as_bytes()[0];
     let mut chars = value.chars();
-    let first_char = chars.next().unwrap_or('x');
-    matches!(first, b'$' | b'%' | b'<' | b'{' | b'[' | b'(')
+    let Some(first) = chars.next() else {
+        return true;
+    };
+    matches!(first, '$' | '%' | '<' | '{' | '[' | '(')
         || value.len() < 2 && !value.bytes().all(|b| b.is_ascii_alphanumeric())
-        || chars.all(|c| c == first_char)
+        || chars.all(|c| c == first)
         || WORDS.iter().any(|word| value.eq_ignore_ascii_case(word))
         || value.starts_with("***")
         || value.contains("...")
@@ -1058,6 +1070,47 @@ https://docs.rs/regex/1.10.0/regex/#syntax and ssh://git@github.com/org/repo.git
             redact(text),
             "日本語 password=[redacted:password] ünïcödé [redacted:aws-access-key-id] é"
         );
+    }
+
+    #[test]
+    fn deeply_repeated_settings_neither_recurse_nor_take_long() {
+        let text = "token=".repeat(200_000) + "0a1b2c3d4e5f6a7b";
+        let started = std::time::Instant::now();
+        let out = redact(&text);
+        assert!(
+            out.ends_with("[redacted:token]"),
+            "{}",
+            &out[out.len() - 40..]
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn redaction_never_panics_and_is_idempotent(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("password=".to_owned()),
+                    proptest::strategy::Just("token: ".to_owned()),
+                    proptest::strategy::Just("Authorization: Bearer ".to_owned()),
+                    proptest::strategy::Just("https://u:".to_owned()),
+                    proptest::strategy::Just("@".to_owned()),
+                    proptest::strategy::Just("\"".to_owned()),
+                    proptest::strategy::Just("\\\"".to_owned()),
+                    proptest::strategy::Just("-----BEGIN PRIVATE KEY-----\n".to_owned()),
+                    proptest::strategy::Just("-----END PRIVATE KEY-----".to_owned()),
+                    proptest::strategy::Just("AKIAIOSFODNN7EXAMPLE".to_owned()),
+                    "[a-zA-Z0-9 _=:;,./(){}\\[\\]\n-]{0,12}",
+                    "\\PC{0,6}",
+                ],
+                0..24,
+            )
+        ) {
+            let text: String = parts.concat();
+            let once = redact(&text);
+            let twice = redact(&once);
+            proptest::prop_assert_eq!(&once, &twice);
+        }
     }
 
     #[test]
