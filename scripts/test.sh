@@ -18,12 +18,17 @@ fi
 
 step "LiteLLM proxy (mock models)"
 scripts/litellm/install.sh >&2
-eval "$(scripts/litellm/start.sh)"
+# A proxy left running by an earlier, interrupted run would hold the state directory.
+scripts/litellm/stop.sh
+# Captured first: `eval "$(…)"` alone would hide a failed start from `set -e`.
+litellm_env="$(scripts/litellm/start.sh)"
+eval "$litellm_env"
 trap 'scripts/litellm/stop.sh' EXIT
 
 if [[ -x scripts/mcp/install.sh ]]; then
     step "MCP servers and client"
-    eval "$(scripts/mcp/install.sh)"
+    mcp_env="$(scripts/mcp/install.sh)"
+    eval "$mcp_env"
 fi
 
 step "cargo fmt --check"
