@@ -18,6 +18,9 @@ use tower::Service;
 use super::error::ProxyError;
 use super::server::{ProxyServer, Shared};
 
+/// How long the server waits after a failed `accept` before trying again.
+const ACCEPT_ERROR_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The path of the health endpoint.
 pub(crate) const HEALTH_PATH: &str = "/health";
 
@@ -61,8 +64,11 @@ pub(crate) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
-                    // Per-connection failures (e.g. too many open files) must not stop the server.
+                    // Per-connection failures (e.g. too many open files) must not stop the
+                    // server. Out of descriptors, accept fails again at once until one is freed:
+                    // a short pause keeps that from spinning a core and flooding the log.
                     tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
                     continue;
                 }
             },
