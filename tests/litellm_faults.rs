@@ -50,9 +50,22 @@ fn output() -> String {
 }
 
 fn condenser(relay_url: &str, key: &str, model: &str) -> Condenser {
+    let generous = RetryBudget::new(Duration::from_secs(10), 100, 0.2);
+    condenser_with(relay_url, key, model, generous, DEADLINE)
+}
+
+/// A condenser whose LLM client goes to `model` through the relay, with `retry_budget` and a
+/// per-call `deadline`.
+fn condenser_with(
+    relay_url: &str,
+    key: &str,
+    model: &str,
+    retry_budget: RetryBudget,
+    deadline: Duration,
+) -> Condenser {
     let config = format!(
         "[defaults]\nthreshold_tokens = 400\nbudget_tokens = 300\ndeadline_ms = {}\n",
-        DEADLINE.as_millis()
+        deadline.as_millis()
     );
     let llm = LiteLlm::builder()
         .base_url(relay_url)
@@ -68,7 +81,7 @@ fn condenser(relay_url: &str, key: &str, model: &str) -> Condenser {
                     Duration::from_millis(20),
                     Duration::from_millis(100),
                 ))
-                .with_budget(RetryBudget::new(Duration::from_secs(10), 100, 0.2)),
+                .with_budget(retry_budget),
         )
         .build()
         .unwrap();
@@ -254,29 +267,15 @@ async fn a_failing_backend_does_not_multiply_load_across_many_calls() {
     let backend =
         FakeLlm::with_handler_on(backend_port(), |_| Reply::status(500, "backend exploded")).await;
     let relay = CountingRelay::start(authority(&url)).await;
-    let llm = LiteLlm::builder()
-        .base_url(relay.url())
-        .model("faulty-backend")
-        .api_key(Some(key))
-        .max_retries(MAX_RETRIES)
-        .context_window(128_000)
-        .retry_policy(
-            RetryPolicy::default()
-                .with_backoff(Backoff::new(
-                    Duration::from_millis(20),
-                    Duration::from_millis(100),
-                ))
-                .with_budget(RetryBudget::new(Duration::from_secs(10), 0, 0.1)),
-        )
-        .build()
-        .unwrap();
-    // A long deadline: the calls queue behind the client's concurrency limit, and each must get
-    // its first attempt for the count to mean something.
-    let config = "[defaults]\nthreshold_tokens = 400\nbudget_tokens = 300\ndeadline_ms = 60000\n";
-    let condenser = Condenser::builder(Config::from_toml_str(config, "faults.toml").unwrap())
-        .summarizer(Arc::new(llm))
-        .build()
-        .unwrap();
+    // One retry per ten calls, no reserve. A long deadline: the calls queue behind the client's
+    // concurrency limit, and each must get its first attempt for the count to mean something.
+    let condenser = condenser_with(
+        relay.url(),
+        &key,
+        "faulty-backend",
+        RetryBudget::new(Duration::from_secs(10), 0, 0.1),
+        Duration::from_secs(60),
+    );
     let calls = 40;
     let outputs: Vec<String> = (0..calls)
         .map(|i| format!("call {i}\n{}", output()))
