@@ -174,6 +174,13 @@ impl HttpProxy {
         proxy
     }
 
+    /// A proxy in front of the upstream `command` (program and arguments).
+    fn in_front_of(command: Vec<String>) -> Self {
+        let mut args = vec!["--".to_owned()];
+        args.extend(command);
+        HttpProxy::start(&args)
+    }
+
     fn url(&self) -> Vec<String> {
         vec!["http".to_owned(), format!("http://{}/mcp", self.addr)]
     }
@@ -274,14 +281,12 @@ fn crash_mid_call_is_a_clear_error_and_the_next_call_restarts_the_upstream() {
 fn crash_mid_call_over_http_restarts_the_sessions_upstream() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("crash-http");
-    let mut args = vec!["--".to_owned()];
-    args.extend(faulty(
+    let mut proxy = HttpProxy::in_front_of(faulty(
         &python,
         &scratch,
         "crash-mid-call",
         &["--good-calls", "1"],
     ));
-    let mut proxy = HttpProxy::start(&args);
     let report = client(&python, &crash_steps(), &proxy.url());
     assert_crash_then_restart(&python, &report, &scratch);
     assert!(proxy.health().is_some(), "the proxy still serves /health");
@@ -417,14 +422,12 @@ fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_
 fn http_proxy_survives_an_upstream_that_exits_at_start_and_the_next_session_starts_it() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("exit-at-start-http");
-    let mut args = vec!["--".to_owned()];
-    args.extend(faulty(
+    let mut proxy = HttpProxy::in_front_of(faulty(
         &python,
         &scratch,
         "healthy",
         &["--fail-starts", "1"],
     ));
-    let mut proxy = HttpProxy::start(&args);
 
     let first = client(&python, &json!([]), &proxy.url());
     let error = first["initialize_error"]
