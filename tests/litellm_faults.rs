@@ -72,7 +72,7 @@ fn condenser_with(
         .model(model)
         .api_key(Some(key.to_owned()))
         // Longer than the deadline: the deadline is what must cut a stalled call.
-        .timeout(Duration::from_secs(10))
+        .timeout(deadline * 2)
         .max_retries(MAX_RETRIES)
         .context_window(128_000)
         .retry_policy(
@@ -288,11 +288,21 @@ async fn a_failing_backend_does_not_multiply_load_across_many_calls() {
     while let Some(method) = calls_in_flight.join_next().await {
         assert_eq!(method.unwrap(), Method::Extract);
     }
+    // condense's attempts, counted at the relay, are what the retry budget bounds. Under a
+    // loaded machine an attempt can time out while LiteLLM still holds it, so the backend may
+    // see fewer requests than condense made, never more: LiteLLM adds no retries of its own.
+    let attempts = relay.requests();
     let requests = backend.requests();
-    assert!(requests >= calls, "every call tried once: {requests}");
     assert!(
-        requests <= calls + calls / 10,
-        "{requests} backend requests for {calls} calls: retries were not budgeted"
+        attempts >= calls,
+        "every call tried once: {attempts} attempts"
     );
-    assert_eq!(relay.requests(), requests);
+    assert!(
+        attempts <= calls + calls / 10,
+        "{attempts} attempts for {calls} calls: retries were not budgeted"
+    );
+    assert!(
+        requests <= attempts,
+        "the backend saw {requests} requests for condense's {attempts} attempts"
+    );
 }
