@@ -666,6 +666,7 @@ fn apply_env_overrides(
 
 /// The `CONDENSE_<SECTION>_<KEY>` overrides of one section, typed by the schema: for the keys
 /// the MCP proxy reads itself.
+#[cfg(feature = "mcp")]
 pub(crate) fn section_env_overrides(
     section: &str,
     vars: impl IntoIterator<Item = (String, String)>,

@@ -5,6 +5,15 @@ use condense::TokenCounter;
 use condense::methods::extract::{ExtractHints, extract_with_stats};
 use libfuzzer_sys::fuzz_target;
 
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let end = (0..=text.len().min(max))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    &text[..end]
+}
+
 fuzz_target!(|data: &[u8]| {
     // The first two bytes choose the budget and the query; the rest is the tool output.
     let (budget, query, text) = match data {
@@ -16,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let hints = match query % 3 {
         0 => ExtractHints::new(),
         1 => ExtractHints::new().with_query("error id 42 \"failed\""),
-        _ => ExtractHints::new().with_query(&text[..text.len().min(40)]),
+        _ => ExtractHints::new().with_query(prefix(&text, 40)),
     };
     let out = extract_with_stats(&text, &hints, budget, &counter);
     assert!(counter.count(&out.text) <= budget, "over budget");
