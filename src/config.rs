@@ -184,7 +184,8 @@ pub struct LlmConfig {
     pub api_key_env: String,
     /// The key, read from the environment, never from the file.
     pub api_key: Option<String>,
-    /// LLM calls in flight at once. Default 5.
+    /// Direct summaries and map calls in flight at once, across the process. Default 5.
+    /// Merges have their own lane, [`MapReduceConfig::reduce_concurrency`].
     pub max_concurrency: usize,
     /// Per-request timeout. Default 30 s.
     pub timeout: Duration,
@@ -226,6 +227,10 @@ pub struct MapReduceConfig {
     pub strategy: crate::methods::chunk::ChunkStrategy,
     /// Summaries merged per reduce call. Default 4.
     pub group_size: usize,
+    /// Merge calls in flight at once, across the process, beside `llm.max_concurrency`: the
+    /// reduce tree climbs while the map is still running. Default half of
+    /// `llm.max_concurrency`, rounded up (3).
+    pub reduce_concurrency: usize,
     /// The most reduce levels. Default 8.
     pub max_passes: usize,
     /// Critique rounds after the reduce. Default 0.
@@ -244,6 +249,7 @@ impl Default for MapReduceConfig {
             overlap_tokens: 200,
             strategy: crate::methods::chunk::ChunkStrategy::Semantic,
             group_size: 4,
+            reduce_concurrency: crate::methods::mapreduce::default_reduce_concurrency(5),
             max_passes: 8,
             critique_rounds: 0,
             verify_facts: true,
@@ -464,6 +470,7 @@ struct FileMapReduce {
     overlap_tokens: Option<usize>,
     strategy: Option<crate::methods::chunk::ChunkStrategy>,
     group_size: Option<usize>,
+    reduce_concurrency: Option<usize>,
     max_passes: Option<usize>,
     critique_rounds: Option<usize>,
     verify_facts: Option<bool>,
@@ -471,7 +478,8 @@ struct FileMapReduce {
 }
 
 impl FileMapReduce {
-    fn resolve(self) -> MapReduceConfig {
+    /// `max_concurrency` is `[llm]`'s, which the merge lane defaults to half of.
+    fn resolve(self, max_concurrency: usize) -> MapReduceConfig {
         let d = MapReduceConfig::default();
         MapReduceConfig {
             direct_max_tokens: self.direct_max_tokens.unwrap_or(d.direct_max_tokens),
@@ -479,6 +487,9 @@ impl FileMapReduce {
             overlap_tokens: self.overlap_tokens.unwrap_or(d.overlap_tokens),
             strategy: self.strategy.unwrap_or(d.strategy),
             group_size: self.group_size.unwrap_or(d.group_size),
+            reduce_concurrency: self.reduce_concurrency.unwrap_or_else(|| {
+                crate::methods::mapreduce::default_reduce_concurrency(max_concurrency)
+            }),
             max_passes: self.max_passes.unwrap_or(d.max_passes),
             critique_rounds: self.critique_rounds.unwrap_or(d.critique_rounds),
             verify_facts: self.verify_facts.unwrap_or(d.verify_facts),
@@ -521,6 +532,11 @@ impl FileConfig {
             encoding: self.defaults.encoding,
         }
         .apply(Rule::default());
+        let max_concurrency = self
+            .llm
+            .as_ref()
+            .and_then(|llm| llm.max_concurrency)
+            .unwrap_or(5);
         let redact_secrets = self
             .llm
             .as_ref()
@@ -538,7 +554,7 @@ impl FileConfig {
                 model: llm.model.unwrap_or_else(|| "summarizer".into()),
                 api_key_env,
                 api_key,
-                max_concurrency: llm.max_concurrency.unwrap_or(5),
+                max_concurrency,
                 timeout: Duration::from_millis(llm.timeout_ms.unwrap_or(30_000)),
                 max_retries: llm.max_retries.unwrap_or(2),
                 context_window: llm.context_window.unwrap_or(128_000),
@@ -550,7 +566,7 @@ impl FileConfig {
             defaults,
             tools: self.tools,
             llm,
-            mapreduce: self.mapreduce.resolve(),
+            mapreduce: self.mapreduce.resolve(max_concurrency),
             cache: CacheConfig {
                 max_bytes: self.cache.max_bytes.unwrap_or(cache_defaults.max_bytes),
                 ttl: self
@@ -909,6 +925,26 @@ mod tests {
         assert_eq!(llm.base_url, "http://env:4000");
         assert_eq!(llm.api_key.as_deref(), Some("sk-test"));
         assert!(!format!("{llm:?}").contains("sk-test"));
+    }
+
+    #[test]
+    fn the_merge_lane_defaults_to_half_the_map_lane_and_can_be_set() {
+        assert_eq!(Config::default().mapreduce.reduce_concurrency, 3);
+        let derived = Config::from_toml_str_with_env(
+            "[llm]\nbase_url = \"http://file\"\n",
+            "t.toml",
+            [("CONDENSE_LLM_MAX_CONCURRENCY".to_owned(), "8".to_owned())],
+        )
+        .unwrap();
+        assert_eq!(derived.mapreduce.reduce_concurrency, 4);
+        let set = Config::from_toml_str(
+            "[llm]\nmax_concurrency = 8\n[mapreduce]\nreduce_concurrency = 1\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(set.mapreduce.reduce_concurrency, 1);
+        let message = err("[mapreduce]\nreduce_concurrency = 0\n");
+        assert!(message.contains("reduce_concurrency"), "{message}");
     }
 
     #[test]

@@ -264,10 +264,12 @@ struct Inner {
     config: Arc<Config>,
     policy: Box<dyn Policy>,
     llm: Option<Arc<dyn Summarizer>>,
-    /// Map-reduce state shared by every call: chunk summaries and the bound on calls in
-    /// flight.
+    /// Map-reduce state shared by every call: chunk summaries, the bound on direct summaries
+    /// and map calls in flight (`llm.max_concurrency`), and the merges' own lane
+    /// (`mapreduce.reduce_concurrency`).
     chunk_cache: Option<ChunkCache>,
-    map_limit: Arc<tokio::sync::Semaphore>,
+    call_limit: Arc<tokio::sync::Semaphore>,
+    merge_limit: Arc<tokio::sync::Semaphore>,
     progress: Option<ProgressFn>,
     prompts: Prompts,
     /// Masks secrets in every text sent to the LLM: by shape when `redact_secrets` is on, and
@@ -351,7 +353,11 @@ impl CondenserBuilder {
         let llm = match self.llm {
             Some(llm) => llm,
             None => match &self.config.llm {
-                Some(llm) => Some(client_from_config(llm, &self.config.origin)?),
+                Some(llm) => Some(client_from_config(
+                    llm,
+                    self.config.mapreduce.reduce_concurrency,
+                    &self.config.origin,
+                )?),
                 None => None,
             },
         };
@@ -364,11 +370,15 @@ impl CondenserBuilder {
         let chunk_cache = (llm.is_some() && mapreduce.chunk_cache_max_bytes > 0)
             .then(|| ChunkCache::with_ttl(mapreduce.chunk_cache_max_bytes, config.cache.ttl));
         let concurrency = config.llm.as_ref().map_or(5, |llm| llm.max_concurrency);
+        // Merges have a lane of their own, so the tree climbs while the map runs.
         Ok(Condenser {
             inner: Arc::new(Inner {
                 store: Store::new(&config.cache),
                 chunk_cache,
-                map_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+                call_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+                merge_limit: Arc::new(tokio::sync::Semaphore::new(
+                    mapreduce.reduce_concurrency.max(1),
+                )),
                 progress: self.progress,
                 config,
                 policy,
@@ -396,13 +406,19 @@ fn secret_redactor(config: &Config) -> SecretRedactor {
     }
 }
 
-fn client_from_config(llm: &LlmConfig, origin: &str) -> Result<Arc<dyn Summarizer>, ConfigError> {
+/// The configured client. Its own bound is the sum of the two lanes the engine holds calls to,
+/// so it never queues a call the engine let through.
+fn client_from_config(
+    llm: &LlmConfig,
+    reduce_concurrency: usize,
+    origin: &str,
+) -> Result<Arc<dyn Summarizer>, ConfigError> {
     let client = LiteLlm::builder()
         .base_url(&llm.base_url)
         .model(&llm.model)
         .api_key(llm.api_key.clone())
         .timeout(llm.timeout)
-        .max_concurrency(llm.max_concurrency)
+        .max_concurrency(llm.max_concurrency.saturating_add(reduce_concurrency))
         .max_retries(llm.max_retries)
         .context_window(llm.context_window)
         .temperature(llm.temperature)
@@ -896,7 +912,11 @@ impl Condenser {
                 ),
             });
         }
-        let summary = llm.complete(completion).await?;
+        let summary = {
+            // The semaphore is never closed; a closed one would only lift the bound.
+            let _permit = self.inner.call_limit.acquire().await.ok();
+            llm.complete(completion).await?
+        };
         let summary = summary.trim();
         if summary.is_empty() {
             return Err(LlmError::EmptyAnswer);
@@ -920,6 +940,7 @@ impl Condenser {
             .with_overlap_tokens(settings.overlap_tokens)
             .with_strategy(settings.strategy)
             .with_group_size(settings.group_size)
+            .with_reduce_concurrency(settings.reduce_concurrency)
             .with_max_passes(settings.max_passes)
             .with_critique_rounds(settings.critique_rounds)
             .with_verify_facts(settings.verify_facts);
@@ -927,7 +948,8 @@ impl Condenser {
         let prompts: Arc<dyn crate::methods::mapreduce::MapReducePrompts> =
             Arc::new(self.inner.prompts.clone());
         let mut driver = MapReduce::new(llm.clone(), prompts, options, *counter)
-            .with_concurrency_limit(self.inner.map_limit.clone());
+            .with_concurrency_limit(self.inner.call_limit.clone())
+            .with_reduce_limit(self.inner.merge_limit.clone());
         if let Some(cache) = &self.inner.chunk_cache {
             driver = driver.with_cache(cache.clone());
         }

@@ -7,6 +7,10 @@
 //! level, until the result fits the budget (the **reduce**). The merge of the last group is told
 //! it is final and gets the whole budget.
 //!
+//! - **Schedule.** The tree climbs while the map runs: a merge starts as soon as its group is in
+//!   and its level is known not to fit, in a lane of
+//!   [`reduce_concurrency`](MapReduceOptions::reduce_concurrency) calls of its own. With a fixed
+//!   latency `L`, a run over `N` chunks takes about `(⌈N / max_concurrency⌉ + levels) · L`.
 //! - **Budgets.** Each map and intermediate merge answer gets a share of the budget (see
 //!   [`ChunkBudget`]), capped so that a group of answers, the merge prompt and the merge's own
 //!   answer fit the model's window. Chunks are made small enough that a chunk, its prompt and
@@ -76,7 +80,7 @@
 //! # });
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,6 +93,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use super::chunk::{Chunk, ChunkOptions, ChunkStrategy, ContentKind, chunk};
 use super::extract::{ExtractHints, extract};
+use super::reduce_tree::{Filled, MIN_PART_TOKENS, Merge, PartSizing, ReduceTree};
 use super::verify::guard_facts_counted;
 use crate::TokenCounter;
 use crate::llm::{CompletionRequest, LlmError, Summarizer};
@@ -97,16 +102,9 @@ use crate::llm::{CompletionRequest, LlmError, Summarizer};
 /// itself oscillate more than they improve (seed 003).
 pub const MAX_CRITIQUE_ROUNDS: usize = 2;
 
-/// The least tokens any map or merge answer is given, so that a huge fan-in cannot starve a
-/// part to nothing.
-const MIN_PART_TOKENS: usize = 32;
-
 /// Tokens a chat template adds around the system and user messages, reserved on top of the
 /// rendered prompt when sizing chunks against the window.
 const CHAT_TEMPLATE_TOKENS: usize = 16;
-
-/// Between two parts joined into one text.
-const PART_SEPARATOR: &str = "\n\n";
 
 /// How the map-reduce prompts are rendered: implemented from the prompt templates for plain
 /// summaries and for extraction mode (with a schema hint).
@@ -194,6 +192,20 @@ impl<'a> Hints<'a> {
             ..ExtractHints::default()
         }
     }
+}
+
+/// The merge lane that keeps up with a map of `max_concurrency` calls: half of it, rounded up,
+/// at least 1. A tree in groups of 4 has about a third as many merges as chunks, so a map
+/// finishing `C` chunks per latency needs about `C / 3` merges per latency; the rest is slack
+/// for the bursts when a level's last groups complete together.
+///
+/// ```
+/// use condense::methods::mapreduce::default_reduce_concurrency;
+/// assert_eq!(default_reduce_concurrency(5), 3);
+/// assert_eq!(default_reduce_concurrency(1), 1);
+/// ```
+pub fn default_reduce_concurrency(max_concurrency: usize) -> usize {
+    max_concurrency.div_ceil(2).max(1)
 }
 
 /// How many tokens each map answer and each intermediate merge answer may have.
@@ -291,8 +303,13 @@ pub struct MapReduceOptions {
     pub overlap_tokens: usize,
     /// How to cut. Default semantic; extraction mode is always semantic.
     pub strategy: ChunkStrategy,
-    /// The most LLM calls in flight at once, for map, merges and critique. Default 5 (seed 000).
+    /// The most map and critique calls in flight at once. Default 5 (seed 000).
     pub max_concurrency: usize,
+    /// The most merge calls in flight at once, in a lane of their own beside the map's, so that
+    /// the tree climbs while the map is still running. Default `None`: half of
+    /// `max_concurrency`, rounded up ([`default_reduce_concurrency`]). At most
+    /// `max_concurrency + reduce_concurrency` calls of a run are in flight.
+    pub reduce_concurrency: Option<usize>,
     /// Parts merged by one reduce call. Default 4 (seed 003). At least 2.
     pub group_size: usize,
     /// The most reduce levels. Default 8 (room for 4⁸ chunks at the default group size). Parts
@@ -316,6 +333,7 @@ impl Default for MapReduceOptions {
             overlap_tokens: chunking.overlap_tokens,
             strategy: chunking.strategy,
             max_concurrency: 5,
+            reduce_concurrency: None,
             group_size: 4,
             max_passes: 8,
             chunk_budget: ChunkBudget::default(),
@@ -348,10 +366,18 @@ impl MapReduceOptions {
         self
     }
 
-    /// Sets the most LLM calls in flight (default 5; at least 1).
+    /// Sets the most map and critique calls in flight (default 5; at least 1).
     #[must_use]
     pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
         self.max_concurrency = max_concurrency;
+        self
+    }
+
+    /// Sets the most merge calls in flight (default half of `max_concurrency`, rounded up; at
+    /// least 1).
+    #[must_use]
+    pub fn with_reduce_concurrency(mut self, reduce_concurrency: usize) -> Self {
+        self.reduce_concurrency = Some(reduce_concurrency);
         self
     }
 
@@ -471,7 +497,8 @@ pub struct MapReduceOutcome {
     /// Merges whose answer is extractive because their LLM call failed, or parts condensed
     /// extractively after the last reduce level.
     pub merge_fallbacks: usize,
-    /// Reduce levels run.
+    /// Reduce levels run: those whose answer is the summary when the run finishes, else those
+    /// started.
     pub levels: usize,
     /// The deadline passed before the reduce was done: the text is the extractive condensing of
     /// the whole input.
@@ -489,6 +516,7 @@ pub struct MapReduce {
     counter: TokenCounter,
     cache: Option<ChunkCache>,
     in_flight: Arc<Semaphore>,
+    reduce_in_flight: Arc<Semaphore>,
 }
 
 /// Sizes derived from the model's window and the prompts for one run.
@@ -500,19 +528,34 @@ struct Layout {
     part_cap: usize,
 }
 
-/// One LLM call to make: its request, the budget its answer is cut to, and its cache key.
+/// Where a part sits in the reduce tree: (level, index); level 0 is the map.
+type Slot = (usize, usize);
+
+/// One LLM call to make: where its answer goes, its request, the budget its answer is cut to,
+/// and its cache key.
 #[derive(Debug)]
 struct Job {
+    slot: Slot,
     request: CompletionRequest,
     budget: usize,
     key: u128,
 }
 
-/// Which phase a batch of jobs belongs to, for counters and progress.
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    Map,
-    Reduce(usize),
+/// A call in flight.
+#[derive(Debug)]
+struct Running {
+    slot: Slot,
+    budget: usize,
+    key: u128,
+}
+
+/// The calls of one run: those in flight, and answers (or their replacements) waiting to be
+/// recorded in the tree. Dropping it cancels every call in flight.
+#[derive(Default)]
+struct Calls {
+    tasks: JoinSet<Result<String, LlmError>>,
+    running: HashMap<tokio::task::Id, Running>,
+    arrived: VecDeque<(Slot, String)>,
 }
 
 impl MapReduce {
@@ -525,6 +568,10 @@ impl MapReduce {
         counter: TokenCounter,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(options.max_concurrency.max(1)));
+        let reduce_lane = options
+            .reduce_concurrency
+            .unwrap_or_else(|| default_reduce_concurrency(options.max_concurrency));
+        let reduce_in_flight = Arc::new(Semaphore::new(reduce_lane.max(1)));
         MapReduce {
             llm,
             prompts,
@@ -532,6 +579,7 @@ impl MapReduce {
             counter,
             cache: None,
             in_flight,
+            reduce_in_flight,
         }
     }
 
@@ -542,12 +590,21 @@ impl MapReduce {
         self
     }
 
-    /// Counts this driver's LLM calls against `limit` instead of its own
+    /// Counts this driver's map and critique calls against `limit` instead of its own
     /// [`max_concurrency`](MapReduceOptions::max_concurrency) permits, so that other callers of
     /// the same model share one bound.
     #[must_use]
     pub fn with_concurrency_limit(mut self, limit: Arc<Semaphore>) -> Self {
         self.in_flight = limit;
+        self
+    }
+
+    /// Counts this driver's merge calls against `limit` instead of its own
+    /// [`reduce_concurrency`](MapReduceOptions::reduce_concurrency) permits, so that other runs
+    /// share one bound.
+    #[must_use]
+    pub fn with_reduce_limit(mut self, limit: Arc<Semaphore>) -> Self {
+        self.reduce_in_flight = limit;
         self
     }
 
@@ -603,6 +660,7 @@ impl MapReduce {
         }
         let summary =
             timeout_at(deadline, self.map_reduce(text, hints, budget, &mut outcome)).await;
+        outcome.fallbacks.sort_unstable();
         let mut summary = match summary {
             Ok(summary) => summary,
             Err(_) => {
@@ -682,9 +740,24 @@ impl MapReduce {
         } else {
             self.part_budget(budget, chunks.len(), layout)
         };
-        let jobs = chunks
-            .iter()
-            .map(|chunk| Job {
+        let sizing = PartSizing {
+            chunk_budget: self.options.chunk_budget,
+            part_cap: layout.part_cap,
+        };
+        let mut tree = ReduceTree::new(
+            chunks.len(),
+            map_budget,
+            budget,
+            self.options.group_size,
+            self.options.max_passes,
+            sizing,
+            self.counter,
+        );
+        let mut calls = Calls::default();
+        let mut opened = 0;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let job = Job {
+                slot: (0, i),
                 request: self.prompts.map(chunk, hints, map_budget),
                 budget: map_budget,
                 key: self.key(
@@ -694,128 +767,61 @@ impl MapReduce {
                     map_budget,
                     false,
                 ),
-            })
-            .collect();
-        let answers = self.run_jobs(jobs, Phase::Map, outcome).await;
-        let mut parts = Vec::with_capacity(chunks.len());
-        for (chunk, answer) in chunks.iter().zip(answers) {
-            match answer {
-                Some(answer) => parts.push(answer),
-                None => {
-                    outcome.fallbacks.push(chunk.index);
-                    parts.push(extract(
-                        &chunk.text(),
-                        &hints.for_extract(),
-                        map_budget,
-                        &self.counter,
-                    ));
+            };
+            self.start(job, &mut calls, outcome).await;
+        }
+        self.report(Progress::Mapped {
+            done: 0,
+            total: chunks.len(),
+        });
+
+        loop {
+            while let Some(((level, index), text)) = calls.arrived.pop_front() {
+                let filled = tree.fill(level, index, text);
+                let (done, total) = tree.progress(level);
+                self.report(if level == 0 {
+                    Progress::Mapped { done, total }
+                } else {
+                    Progress::Reduced { level, done, total }
+                });
+                if level == 0 && done == total {
+                    info!(
+                        map_calls = outcome.map_calls,
+                        cache_hits = outcome.cache_hits,
+                        fallbacks = outcome.fallbacks.len(),
+                        "mapped"
+                    );
+                }
+                while opened < tree.levels() {
+                    opened += 1;
+                    let (_, merges) = tree.progress(opened);
+                    debug!(level = opened, merges, "reduce level opened");
+                }
+                match filled {
+                    Filled::Merges(merges) => {
+                        for merge in merges {
+                            outcome.levels = outcome.levels.max(merge.level);
+                            let job = self.merge_job(merge, hints);
+                            self.start(job, &mut calls, outcome).await;
+                        }
+                    }
+                    // Merges still in flight above this level are cancelled with `calls`.
+                    Filled::Fits { level, text } => {
+                        outcome.levels = level;
+                        return text;
+                    }
+                    Filled::PassLimit { level, joined } => {
+                        warn!(levels = level, "reduce pass limit reached");
+                        outcome.levels = level;
+                        outcome.merge_fallbacks += 1;
+                        return extract(&joined, &hints.for_extract(), budget, &self.counter);
+                    }
                 }
             }
-        }
-        info!(
-            map_calls = outcome.map_calls,
-            cache_hits = outcome.cache_hits,
-            fallbacks = outcome.fallbacks.len(),
-            "mapped"
-        );
-
-        let group_size = self.options.group_size.max(2);
-        loop {
-            let joined = parts.join(PART_SEPARATOR);
-            if !self.counter.exceeds(&joined, budget) {
-                return joined;
-            }
-            if outcome.levels >= self.options.max_passes {
-                warn!(
-                    levels = outcome.levels,
-                    parts = parts.len(),
-                    "reduce pass limit reached"
-                );
-                outcome.merge_fallbacks += 1;
-                return extract(&joined, &hints.for_extract(), budget, &self.counter);
-            }
-            outcome.levels += 1;
-            let is_final = parts.len() <= group_size;
-            let groups: Vec<&[String]> = parts.chunks(group_size).collect();
-            let out_budget = if is_final {
-                budget
-            } else {
-                self.part_budget(budget, groups.len(), layout)
+            let Some(finished) = calls.tasks.join_next_with_id().await else {
+                break;
             };
-            debug!(
-                level = outcome.levels,
-                merges = groups.len(),
-                out_budget,
-                is_final,
-                "reduce level"
-            );
-            let jobs = groups
-                .iter()
-                .map(|group| {
-                    let texts: Vec<&str> = group.iter().map(String::as_str).collect();
-                    Job {
-                        request: self.prompts.reduce(group, hints, out_budget, is_final),
-                        budget: out_budget,
-                        key: self.key(b"reduce", &texts, hints, out_budget, is_final),
-                    }
-                })
-                .collect();
-            let answers = self
-                .run_jobs(jobs, Phase::Reduce(outcome.levels), outcome)
-                .await;
-            parts = groups
-                .iter()
-                .zip(answers)
-                .map(|(group, answer)| {
-                    answer.unwrap_or_else(|| {
-                        outcome.merge_fallbacks += 1;
-                        let joined = group.join(PART_SEPARATOR);
-                        extract(&joined, &hints.for_extract(), out_budget, &self.counter)
-                    })
-                })
-                .collect();
-        }
-    }
-
-    /// Runs `jobs` with the concurrency limit, answers in job order; `None` for a failed call.
-    async fn run_jobs(
-        &self,
-        jobs: Vec<Job>,
-        phase: Phase,
-        outcome: &mut MapReduceOutcome,
-    ) -> Vec<Option<String>> {
-        let total = jobs.len();
-        let mut answers: Vec<Option<String>> = vec![None; total];
-        let mut keys = Vec::with_capacity(total);
-        let mut done = 0;
-        let mut tasks = JoinSet::new();
-        let mut task_jobs = HashMap::new();
-        for (i, job) in jobs.into_iter().enumerate() {
-            keys.push(job.key);
-            if let Some(cache) = &self.cache
-                && let Some(hit) = cache.get(job.key).await
-            {
-                answers[i] = Some(hit.to_string());
-                outcome.cache_hits += 1;
-                done += 1;
-                continue;
-            }
-            let llm = Arc::clone(&self.llm);
-            let in_flight = Arc::clone(&self.in_flight);
-            let handle = tasks.spawn(async move {
-                // The semaphore is never closed; a closed one would only lift the bound.
-                let _permit = in_flight.acquire_owned().await.ok();
-                llm.complete(job.request).await
-            });
-            task_jobs.insert(handle.id(), (i, job.budget));
-            match phase {
-                Phase::Map => outcome.map_calls += 1,
-                Phase::Reduce(_) => outcome.reduce_calls += 1,
-            }
-        }
-        self.report_batch(phase, done, total);
-        while let Some(joined) = tasks.join_next_with_id().await {
-            let (id, result) = match joined {
+            let (id, result) = match finished {
                 Ok((id, result)) => (id, result),
                 // A panicking summarizer is a failed call, not a failed run.
                 Err(error) => (
@@ -823,29 +829,99 @@ impl MapReduce {
                     Err(LlmError::InvalidResponse("the call panicked".into())),
                 ),
             };
-            let Some(&(i, budget)) = task_jobs.get(&id) else {
+            let Some(call) = calls.running.remove(&id) else {
                 continue;
             };
-            done += 1;
-            match result.map(|answer| self.fit_answer(&answer, budget)) {
-                Ok(Some(answer)) => {
-                    if let Some(cache) = &self.cache {
-                        cache.insert(keys[i], Arc::from(answer.as_str())).await;
-                    }
-                    answers[i] = Some(answer);
+            let (level, index) = call.slot;
+            let text = match self.settle(&call, result).await {
+                Some(answer) => answer,
+                None => {
+                    let source = if level == 0 {
+                        outcome.fallbacks.push(chunks[index].index);
+                        chunks[index].text()
+                    } else {
+                        outcome.merge_fallbacks += 1;
+                        tree.group_text(level, index)
+                    };
+                    extract(&source, &hints.for_extract(), call.budget, &self.counter)
                 }
-                Ok(None) => warn!(
-                    ?phase,
-                    part = i,
-                    "empty LLM answer; condensing extractively"
-                ),
-                Err(error) => {
-                    warn!(?phase, part = i, %error, "LLM call failed; condensing extractively")
-                }
-            }
-            self.report_batch(phase, done, total);
+            };
+            calls.arrived.push_back(((level, index), text));
         }
-        answers
+        // Not reached: every part arrives, and a complete level either fits, opens the level
+        // above, or meets the pass limit.
+        warn!("the reduce ended without an answer; condensing extractively");
+        extract(text, &hints.for_extract(), budget, &self.counter)
+    }
+
+    /// The call that runs `merge`.
+    fn merge_job(&self, merge: Merge, hints: &Hints<'_>) -> Job {
+        let texts: Vec<&str> = merge.parts.iter().map(String::as_str).collect();
+        let key = self.key(b"reduce", &texts, hints, merge.budget, merge.is_final);
+        Job {
+            slot: (merge.level, merge.index),
+            request: self
+                .prompts
+                .reduce(&merge.parts, hints, merge.budget, merge.is_final),
+            budget: merge.budget,
+            key,
+        }
+    }
+
+    /// A finished call's answer, cut to its budget and cached; `None` when the call failed or
+    /// answered nothing, so that the caller condenses its input extractively instead.
+    async fn settle(&self, call: &Running, result: Result<String, LlmError>) -> Option<String> {
+        let (level, part) = call.slot;
+        match result.map(|answer| self.fit_answer(&answer, call.budget)) {
+            Ok(Some(answer)) => {
+                if let Some(cache) = &self.cache {
+                    cache.insert(call.key, Arc::from(answer.as_str())).await;
+                }
+                Some(answer)
+            }
+            Ok(None) => {
+                warn!(level, part, "empty LLM answer; condensing extractively");
+                None
+            }
+            Err(error) => {
+                warn!(level, part, %error, "LLM call failed; condensing extractively");
+                None
+            }
+        }
+    }
+
+    /// Starts `job`: from the cache when it has the answer, else as an LLM call in the map's
+    /// or the merges' lane.
+    async fn start(&self, job: Job, calls: &mut Calls, outcome: &mut MapReduceOutcome) {
+        if let Some(cache) = &self.cache
+            && let Some(hit) = cache.get(job.key).await
+        {
+            outcome.cache_hits += 1;
+            calls.arrived.push_back((job.slot, hit.to_string()));
+            return;
+        }
+        let lane = if job.slot.0 == 0 {
+            outcome.map_calls += 1;
+            Arc::clone(&self.in_flight)
+        } else {
+            outcome.reduce_calls += 1;
+            Arc::clone(&self.reduce_in_flight)
+        };
+        let llm = Arc::clone(&self.llm);
+        let request = job.request;
+        let handle = calls.tasks.spawn(async move {
+            // The semaphore is never closed; a closed one would only lift the bound.
+            let _permit = lane.acquire_owned().await.ok();
+            llm.complete(request).await
+        });
+        calls.running.insert(
+            handle.id(),
+            Running {
+                slot: job.slot,
+                budget: job.budget,
+                key: job.key,
+            },
+        );
     }
 
     /// The answer trimmed and cut to `budget`; `None` when empty (an overflowing stream can
@@ -936,11 +1012,11 @@ impl MapReduce {
 
     /// The budget of one of `parts` answers sharing `budget`.
     fn part_budget(&self, budget: usize, parts: usize, layout: Layout) -> usize {
-        self.options
-            .chunk_budget
-            .for_parts(budget, parts)
-            .min(layout.part_cap)
-            .max(MIN_PART_TOKENS)
+        PartSizing {
+            chunk_budget: self.options.chunk_budget,
+            part_cap: layout.part_cap,
+        }
+        .for_parts(budget, parts)
     }
 
     /// A 128-bit key over everything that shapes an answer. Every field is length-prefixed so
@@ -977,13 +1053,6 @@ impl MapReduce {
         if let Some(callback) = &self.options.progress {
             (callback.0)(progress);
         }
-    }
-
-    fn report_batch(&self, phase: Phase, done: usize, total: usize) {
-        self.report(match phase {
-            Phase::Map => Progress::Mapped { done, total },
-            Phase::Reduce(level) => Progress::Reduced { level, done, total },
-        });
     }
 }
 

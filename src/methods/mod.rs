@@ -3,5 +3,6 @@
 pub mod chunk;
 pub mod extract;
 pub mod mapreduce;
+mod reduce_tree;
 pub mod truncate;
 pub mod verify;

@@ -1,6 +1,7 @@
 //! `condense compress`.
 
 use std::io::{IsTerminal, Read, Write};
+use std::sync::Mutex;
 
 use anyhow::Context;
 use condense::methods::mapreduce::Progress;
@@ -54,20 +55,63 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
 
 /// One status line on the terminal, rewritten as a long map-reduce run advances.
 fn show_progress(progress: Progress) {
+    static SHOWN: Mutex<StatusLine> = Mutex::new(StatusLine {
+        mapped: None,
+        merged: None,
+    });
+    let mut shown = SHOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let line = match progress {
-        Progress::Chunked { chunks } => format!("condense: {chunks} chunks"),
-        Progress::Mapped { done, total } => format!("condense: summarized {done}/{total} chunks"),
+        Progress::Chunked { chunks } => {
+            *shown = StatusLine::default();
+            format!("condense: {chunks} chunks")
+        }
+        Progress::Mapped { done, total } => {
+            shown.mapped = Some((done, total));
+            shown.render()
+        }
         Progress::Reduced { level, done, total } => {
-            format!("condense: merge level {level}: {done}/{total}")
+            if shown
+                .merged
+                .is_none_or(|(shown_level, ..)| level >= shown_level)
+            {
+                shown.merged = Some((level, done, total));
+            }
+            shown.render()
         }
         Progress::Critiqued { round } => format!("condense: critique round {round}"),
         Progress::Finished => {
+            *shown = StatusLine::default();
             eprint!("\r\x1b[2K");
             return;
         }
         _ => return,
     };
     eprint!("\r\x1b[2K{line}");
+}
+
+/// What the status line shows: merges run while chunks are still being summarized, so once
+/// merging has begun it shows both.
+#[derive(Default)]
+struct StatusLine {
+    /// Chunks summarized, of all.
+    mapped: Option<(usize, usize)>,
+    /// The highest merge level so far: its merges done, of all.
+    merged: Option<(usize, usize, usize)>,
+}
+
+impl StatusLine {
+    fn render(&self) -> String {
+        let mut line = String::from("condense:");
+        if let Some((done, total)) = self.mapped {
+            line.push_str(&format!(" summarized {done}/{total} chunks"));
+        }
+        if let Some((level, done, total)) = self.merged {
+            line.push_str(&format!(", merge level {level}: {done}/{total}"));
+        }
+        line
+    }
 }
 
 /// The input as read: at most the configured limit of it, decoded.
