@@ -943,6 +943,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(set.mapreduce.reduce_concurrency, 1);
+        let from_env = Config::from_toml_str_with_env(
+            "",
+            "t.toml",
+            [(
+                "CONDENSE_MAPREDUCE_REDUCE_CONCURRENCY".to_owned(),
+                "2".to_owned(),
+            )],
+        )
+        .unwrap();
+        assert_eq!(from_env.mapreduce.reduce_concurrency, 2);
         let message = err("[mapreduce]\nreduce_concurrency = 0\n");
         assert!(message.contains("reduce_concurrency"), "{message}");
     }
