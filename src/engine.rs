@@ -17,6 +17,7 @@ use crate::config::{Config, LlmConfig, Mode};
 use crate::error::{ConfigError, RetrieveError};
 use crate::limits::{Considered, InputCut, cut_input};
 use crate::llm::{LiteLlm, LlmError, Summarizer};
+use crate::methods::chunk::ChunkStrategy;
 use crate::methods::extract::{ExtractHints, extract};
 use crate::methods::mapreduce::{
     ChunkCache, Hints, MapReduce, MapReduceOptions, Progress, ProgressFn,
@@ -143,6 +144,9 @@ pub struct Request<'a> {
     /// caller stopped reading at `[limits] max_input_bytes`). `None`: the text is the whole
     /// output.
     pub whole_bytes: Option<usize>,
+    /// How a map-reduce cuts this text, overriding `[mapreduce] strategy`. Only text too large
+    /// for one LLM call is chunked; extraction mode always chunks semantically.
+    pub chunk_strategy: Option<ChunkStrategy>,
 }
 
 impl<'a> Request<'a> {
@@ -201,6 +205,21 @@ impl<'a> Request<'a> {
     #[must_use]
     pub fn whole_bytes(mut self, bytes: Option<usize>) -> Self {
         self.whole_bytes = bytes;
+        self
+    }
+
+    /// Sets how a map-reduce cuts this text, overriding the configured strategy.
+    ///
+    /// ```
+    /// use condense::Request;
+    /// use condense::methods::chunk::ChunkStrategy;
+    ///
+    /// let request = Request::new("read_file").chunk_strategy(Some(ChunkStrategy::Token));
+    /// assert_eq!(request.chunk_strategy, Some(ChunkStrategy::Token));
+    /// ```
+    #[must_use]
+    pub fn chunk_strategy(mut self, strategy: Option<ChunkStrategy>) -> Self {
+        self.chunk_strategy = strategy;
         self
     }
 }
@@ -693,6 +712,7 @@ impl Condenser {
         field(&self.inner.prompts.fingerprint().to_le_bytes());
         field(&[u8::from(request.is_error)]);
         field(request.schema_hint.unwrap_or("").as_bytes());
+        field(format!("{:?}", request.chunk_strategy).as_bytes());
         field(note.unwrap_or("").as_bytes());
         h.digest128()
     }
@@ -852,7 +872,7 @@ impl Condenser {
             Ok(summary) => (summary, Method::Llm),
             Err(error) if error.is_context_overflow() => {
                 let outcome = self
-                    .map_reduce(llm, counter)
+                    .map_reduce(llm, counter, request.chunk_strategy)
                     .run(text, &self.hints(request), body_budget, deadline)
                     .await;
                 if outcome.timed_out {
@@ -933,12 +953,18 @@ impl Condenser {
         }
     }
 
-    fn map_reduce(&self, llm: &Arc<dyn Summarizer>, counter: &TokenCounter) -> MapReduce {
+    /// The driver for one run; `strategy` overrides the configured one.
+    fn map_reduce(
+        &self,
+        llm: &Arc<dyn Summarizer>,
+        counter: &TokenCounter,
+        strategy: Option<ChunkStrategy>,
+    ) -> MapReduce {
         let settings = &self.inner.config.mapreduce;
         let mut options = MapReduceOptions::default()
             .with_chunk_tokens(settings.chunk_tokens)
             .with_overlap_tokens(settings.overlap_tokens)
-            .with_strategy(settings.strategy)
+            .with_strategy(strategy.unwrap_or(settings.strategy))
             .with_group_size(settings.group_size)
             .with_reduce_concurrency(settings.reduce_concurrency)
             .with_max_passes(settings.max_passes)

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use condense::llm::{Backoff, LiteLlm, RetryBudget, RetryPolicy};
+use condense::methods::chunk::ChunkStrategy;
 use condense::{Condenser, Config, Method, Mode, Request, Selection, TokenCounter};
 
 use crate::support::fake_llm::{FakeLlm, Reply, dead_url};
@@ -347,6 +348,52 @@ async fn outputs_larger_than_the_window_are_summarized_by_map_reduce() {
     );
     // The facts guard keeps the error line the summary did not quote verbatim.
     assert!(out.text.contains("checksum mismatch"));
+}
+
+#[tokio::test]
+async fn a_request_can_choose_the_chunking_strategy() {
+    // Semantic chunking cuts a log at whole lines and never repeats one; token chunking cuts
+    // fixed windows with an overlap, so lines at each seam are sent twice.
+    let server =
+        FakeLlm::with_handler(|_| Reply::completion("shard-2 segment 777 failed its checksum"))
+            .await;
+    let condenser = condenser_with_window(&server.url(), 8192);
+    let text = sized_output(1500);
+    let lines_sent_twice = |from: usize| {
+        let received = server.received();
+        let maps: Vec<String> = received[from..]
+            .iter()
+            .map(|r| {
+                r.body["messages"][1]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .filter(|user| user.contains("This is part "))
+            .collect();
+        assert!(maps.len() > 1, "map-reduce ran: {} map calls", maps.len());
+        text.lines()
+            .filter(|line| {
+                let sent_in = maps.iter().filter(|map| map.lines().any(|l| l == *line));
+                sent_in.count() > 1
+            })
+            .count()
+    };
+    let semantic = condenser.condense(&text, &request()).await;
+    assert_eq!(
+        semantic.method,
+        Method::MapReduce,
+        "{:?}",
+        semantic.fallback
+    );
+    assert_eq!(lines_sent_twice(0), 0);
+    let before = server.received().len();
+    let token = condenser
+        .condense(&text, &request().chunk_strategy(Some(ChunkStrategy::Token)))
+        .await;
+    assert_eq!(token.method, Method::MapReduce, "{:?}", token.fallback);
+    assert!(!token.cached, "another strategy is another result");
+    assert!(lines_sent_twice(before) > 0);
 }
 
 #[tokio::test]

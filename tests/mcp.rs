@@ -194,6 +194,25 @@ fn tools_gain_query_argument_and_added_tools_are_listed() {
 }
 
 #[test]
+fn summarize_takes_a_chunking_strategy_and_names_a_bad_one() {
+    let Some(rig) = rig() else { return };
+    let steps = json!([
+        {"op": "call_tool", "name": "summarize", "arguments": {"content": "already short", "strategy": "token"}},
+        {"op": "call_tool", "name": "summarize", "arguments": {"content": "already short", "strategy": "sentences"}}
+    ]);
+    let report = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(steps[0]["isError"], false, "{}", steps[0]);
+    assert_eq!(text_of(&steps[0]), "already short");
+    assert_eq!(steps[1]["isError"], true, "{}", steps[1]);
+    let message = text_of(&steps[1]);
+    assert!(
+        message.contains("strategy") && message.contains("sentences"),
+        "{message}"
+    );
+}
+
+#[test]
 fn server_requests_progress_and_query_argument_round_trip() {
     let Some(rig) = rig() else { return };
     let steps = json!([

@@ -11,6 +11,8 @@ use std::pin::Pin;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
+use crate::methods::chunk::ChunkStrategy;
+
 use super::settings::ToolSettings;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -43,6 +45,8 @@ pub(crate) struct SummarizeRequest<'a> {
     pub(crate) focus: Option<&'a str>,
     /// Keep every detail that matches `focus` (extraction mode).
     pub(crate) extraction: bool,
+    /// How content too large for one LLM call is cut; `None` is the configured strategy.
+    pub(crate) strategy: Option<ChunkStrategy>,
 }
 
 /// Which part of an original to return.

@@ -97,7 +97,9 @@ impl ResultCondenser for EngineCondenser {
             } else {
                 "summarize"
             };
-            let mut engine_request = Request::new(tool).budget(Some(request.max_output_tokens));
+            let mut engine_request = Request::new(tool)
+                .budget(Some(request.max_output_tokens))
+                .chunk_strategy(request.strategy);
             engine_request = if request.extraction {
                 engine_request.schema_hint(request.focus)
             } else {

@@ -349,6 +349,7 @@ impl ProxyServer {
                         max_output_tokens: budget_or_default(args.max_output_tokens),
                         focus,
                         extraction: false,
+                        strategy: args.strategy,
                     })
                     .await
             }
@@ -365,6 +366,7 @@ impl ProxyServer {
                         max_output_tokens: budget_or_default(args.max_output_tokens),
                         focus: Some(&args.schema_hint),
                         extraction: true,
+                        strategy: None,
                     })
                     .await
             }

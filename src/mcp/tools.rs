@@ -6,6 +6,8 @@ use rmcp::model::{JsonObject, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::methods::chunk::ChunkStrategy;
+
 /// The tool that calls another tool with an explicit query and budget.
 pub(crate) const CALL_TOOL_SUMMARIZED: &str = "call_tool_summarized";
 /// The general summarizer tool.
@@ -103,7 +105,7 @@ pub(crate) fn added_tools() -> Vec<Tool> {
                     "content": {"type": "string", "description": "The text to summarize."},
                     "max_output_tokens": {"type": "integer", "minimum": 0, "default": 0, "description": "Target size in tokens; 0 uses the configured budget."},
                     "focus_areas": {"type": "string", "default": "", "description": "Comma-separated topics to emphasize; empty for a general summary."},
-                    "strategy": {"type": "string", "enum": ["semantic", "token"], "default": "semantic", "description": "How to split large content: at structural boundaries (semantic) or at fixed token counts (token)."}
+                    "strategy": {"type": "string", "enum": ["semantic", "token"], "default": "semantic", "description": "How to split content too large for one model call: at structural boundaries (semantic) or at fixed token counts (token)."}
                 },
                 "required": ["content"]
             }),
@@ -162,12 +164,25 @@ pub(crate) struct SummarizeArgs {
     pub(crate) max_output_tokens: usize,
     #[serde(default)]
     pub(crate) focus_areas: String,
-    #[serde(default)]
-    #[allow(
-        dead_code,
-        reason = "accepted for seed compatibility; the engine picks its own chunking"
-    )]
-    pub(crate) strategy: Option<String>,
+    #[serde(default, deserialize_with = "strategy_argument")]
+    pub(crate) strategy: Option<ChunkStrategy>,
+}
+
+/// The `strategy` argument, with an error that names it: serde's own does not say which
+/// argument held the unknown value.
+fn strategy_argument<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ChunkStrategy>, D::Error> {
+    let Some(name) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    match name.as_str() {
+        "semantic" => Ok(Some(ChunkStrategy::Semantic)),
+        "token" => Ok(Some(ChunkStrategy::Token)),
+        other => Err(serde::de::Error::custom(format!(
+            "strategy must be \"semantic\" or \"token\", not {other:?}"
+        ))),
+    }
 }
 
 /// Arguments of `summarize_for_extraction`.
