@@ -293,6 +293,54 @@ fn crash_mid_call_over_http_restarts_the_sessions_upstream() {
 }
 
 #[test]
+fn a_restarted_upstream_gets_the_sessions_log_level_and_subscriptions_again() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("setup-replay");
+    let upstream = faulty(&python, &scratch, "crash-mid-call", &["--good-calls", "1"]);
+    let steps = json!([
+        {"op": "set_level", "level": "debug"},
+        {"op": "subscribe", "uri": "file:///kept"},
+        {"op": "subscribe", "uri": "file:///dropped"},
+        {"op": "unsubscribe", "uri": "file:///dropped"},
+        echo("before"),
+        echo("crashes"),
+        echo("after"),
+    ]);
+    let report = client(&python, &steps, &stdio_proxy(&upstream, None));
+    let steps = report["steps"].as_array().expect("steps");
+    for step in &steps[..4] {
+        assert!(step.get("error").is_none(), "{step}");
+    }
+    assert!(!error_of(&steps[5]).is_empty(), "{}", steps[5]);
+    assert_eq!(text_of(&steps[6]), "echo: after", "{}", steps[6]);
+    let pids = scratch.lines("spawns");
+    assert_eq!(pids.len(), 2, "one start, one restart");
+    let events_of = |pid: &str| -> Vec<String> {
+        let prefix = format!("{pid} ");
+        scratch
+            .lines("events")
+            .iter()
+            .filter_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        events_of(&pids[0]),
+        [
+            "level debug",
+            "subscribe file:///kept",
+            "subscribe file:///dropped",
+            "unsubscribe file:///dropped"
+        ]
+    );
+    // The restarted server hears the level and the subscription still held, before the call
+    // that restarted it.
+    assert_eq!(
+        events_of(&pids[1]),
+        ["level debug", "subscribe file:///kept"]
+    );
+}
+
+#[test]
 fn crash_loop_backs_off_instead_of_restarting_on_every_call() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("crash-loop");

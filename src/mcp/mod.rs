@@ -32,6 +32,7 @@ mod progress;
 mod proxy;
 mod server;
 mod settings;
+mod setup;
 mod structured;
 mod supervisor;
 mod tools;

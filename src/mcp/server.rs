@@ -38,6 +38,7 @@ use super::condenser::{
 };
 use super::progress::ProgressRoutes;
 use super::settings::ProxySettings;
+use super::setup::SetupChange;
 use super::structured;
 use super::supervisor::{Supervisor, UpstreamFailure};
 use super::tools::{self, ADDED_TOOLS};
@@ -176,6 +177,7 @@ impl ProxyServer {
         let supervisor = &self.session.upstream;
         let live = supervisor.acquire(&settings, &context.ct).await?;
         let method = request.method().to_owned();
+        let setup_change = SetupChange::of(&request);
         let relayed = relay_request(
             &live.vitals.peer,
             request,
@@ -186,7 +188,12 @@ impl ProxyServer {
         )
         .await;
         match relayed {
-            Ok(result) => Ok(result),
+            Ok(result) => {
+                if let Some(change) = setup_change {
+                    supervisor.setup_accepted(change);
+                }
+                Ok(result)
+            }
             Err(RelayError::ConnectionLost(_)) => {
                 Err(supervisor.lost(&live, &settings).await.into())
             }

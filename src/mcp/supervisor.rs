@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::{RestartBackoff, failures_in_a_row};
 use super::settings::ProxySettings;
+use super::setup::{SessionSetup, SetupChange};
 use super::upstream::{
     self, Connection, Ending, StartError, UpstreamHandler, UpstreamSpec, Vitals,
 };
@@ -233,6 +234,8 @@ pub(crate) struct Supervisor {
     state: tokio::sync::Mutex<State>,
     /// The newest connection's peer, for what needs no live connection (its server info).
     latest: Mutex<Option<Peer<RoleClient>>>,
+    /// The logging level and subscriptions the client set, given again to a restarted server.
+    setup: SessionSetup,
 }
 
 impl Supervisor {
@@ -243,7 +246,14 @@ impl Supervisor {
             introduction: OnceLock::new(),
             state: tokio::sync::Mutex::new(State::Unstarted),
             latest: Mutex::new(None),
+            setup: SessionSetup::default(),
         }
+    }
+
+    /// Records a setup request (a logging level, a subscription) the upstream accepted, so that
+    /// a restarted upstream gets it too.
+    pub(crate) fn setup_accepted(&self, change: SetupChange) {
+        self.setup.accepted(change);
     }
 
     /// The peer of the newest connection, alive or not.
@@ -364,6 +374,9 @@ impl Supervisor {
                         Ok(connection) => {
                             tracing::info!(upstream = %self.label, "the upstream MCP server is up again");
                             let vitals = connection.vitals();
+                            self.setup
+                                .replay(&vitals.peer, settings.upstream_timeout, &self.label)
+                                .await;
                             *state = State::Up {
                                 connection,
                                 generation,

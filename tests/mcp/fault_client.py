@@ -7,6 +7,9 @@ Usage:
 Steps (a JSON list), each {"op": ...}:
   {"op": "call_tool", "name": N, "arguments": {...}, "timeout": SECONDS?}
   {"op": "list_tools"}
+  {"op": "set_level", "level": L}           logging/setLevel
+  {"op": "subscribe", "uri": U}             resources/subscribe
+  {"op": "unsubscribe", "uri": U}           resources/unsubscribe
   {"op": "sleep", "seconds": S}
   {"op": "touch", "path": P}                creates the file P (tells the test a point is reached)
   {"op": "wait_for_file", "path": P}        waits until the test creates P
@@ -59,6 +62,12 @@ async def run_op(session, step):
         ))
     if op == "list_tools":
         return dump(await session.list_tools())
+    if op == "set_level":
+        return dump(await session.set_logging_level(step["level"]))
+    if op == "subscribe":
+        return dump(await session.subscribe_resource(step["uri"]))
+    if op == "unsubscribe":
+        return dump(await session.unsubscribe_resource(step["uri"]))
     if op == "sleep":
         await anyio.sleep(step["seconds"])
         return {}

@@ -17,7 +17,10 @@ MODE:
 Tools: `echo` answers "echo: <text>"; `slow` sleeps `seconds` (default 30) and answers "slept".
 --fail-starts N makes the first N starts (counted in the spawn log) exit like exit-at-start.
 --spawn-log appends the pid of every start; --event-log appends "cancelled <id>" for every
-notifications/cancelled. --secret is accepted and ignored: tests check it never reaches an error.
+notifications/cancelled, and "<pid> level <level>", "<pid> subscribe <uri>" and
+"<pid> unsubscribe <uri>" for logging/setLevel, resources/subscribe and resources/unsubscribe
+(each answered with an empty result). --secret is accepted and ignored: tests check it never
+reaches an error.
 
 Only the standard library: a start takes a few milliseconds, so crash loops are cheap to test,
 and every byte on stdout is under the test's control.
@@ -125,7 +128,11 @@ def main():
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": {
+                    "tools": {"listChanged": True},
+                    "logging": {},
+                    "resources": {"subscribe": True},
+                },
                 "serverInfo": {"name": "faulty", "version": "1.0.0"},
             }}, garbage)
             if options.mode == "exit-after-initialize":
@@ -145,6 +152,15 @@ def main():
                 os._exit(0)
             calls += 1
             threading.Thread(target=call_tool, args=(request_id, params), daemon=True).start()
+        elif method == "logging/setLevel":
+            append(options.event_log, f"{os.getpid()} level {params.get('level')}")
+            send({"jsonrpc": "2.0", "id": request_id, "result": {}}, garbage)
+        elif method in ("resources/subscribe", "resources/unsubscribe"):
+            verb = method.split("/")[1]
+            append(options.event_log, f"{os.getpid()} {verb} {params.get('uri')}")
+            send({"jsonrpc": "2.0", "id": request_id, "result": {}}, garbage)
+        elif method == "resources/list":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"resources": []}}, garbage)
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": request_id, "result": {}}, garbage)
         elif request_id is not None:
