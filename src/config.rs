@@ -404,6 +404,7 @@ impl Config {
         })?;
         let overridden = apply_env_overrides(&mut doc, env)?;
         validate(&doc, origin, &overridden)?;
+        remove_proxy_rule_keys(&mut doc);
         let file: FileConfig = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
             origin: origin.to_owned(),
             key: String::new(),
@@ -634,6 +635,28 @@ fn validator() -> &'static jsonschema::Validator {
     })
 }
 
+/// Keys of `[defaults]` and `[[tools]]` that only `condense proxy` reads. The schema checks
+/// them, so one file serves the proxy and the engine; they have no environment variables,
+/// because only the proxy would see them.
+const PROXY_RULE_KEYS: [&str; 2] = ["query_argument", "structured_content"];
+
+/// Removes [`PROXY_RULE_KEYS`] from a validated document, for the engine's strict reader.
+fn remove_proxy_rule_keys(doc: &mut Value) {
+    let strip = |rule: &mut Value| {
+        if let Some(rule) = rule.as_object_mut() {
+            for key in PROXY_RULE_KEYS {
+                rule.remove(key);
+            }
+        }
+    };
+    if let Some(defaults) = doc.get_mut("defaults") {
+        strip(defaults);
+    }
+    if let Some(Value::Array(tools)) = doc.get_mut("tools") {
+        tools.iter_mut().for_each(strip);
+    }
+}
+
 /// Sets every `CONDENSE_…` variable that names a schema key into the document, typed by the
 /// schema. Returns, per JSON pointer set, the variable it came from, so validation errors can
 /// name the variable instead of the file.
@@ -649,6 +672,9 @@ fn apply_env_overrides(
             continue;
         };
         for (key, key_schema) in keys {
+            if section == "defaults" && PROXY_RULE_KEYS.contains(&key.as_str()) {
+                continue;
+            }
             let var = if section == "defaults" {
                 format!("CONDENSE_{}", key.to_uppercase())
             } else {

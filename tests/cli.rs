@@ -112,6 +112,37 @@ fn a_bad_config_names_the_file_and_the_key() {
 }
 
 #[test]
+fn one_config_file_serves_compress_and_proxy_and_both_name_a_bad_proxy_key() {
+    let dir = std::env::temp_dir().join(format!("condense-cli-shared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("condense.toml");
+    let shared = "[defaults]\nstructured_content = \"keep\"\n[proxy]\nupstream_timeout_ms = 5000\n\n[[tools]]\nmatch = \"read_*\"\nquery_argument = false\n";
+    std::fs::write(&config, shared).unwrap();
+    let config = config.to_str().unwrap();
+    let out = condense(&["compress", SAMPLE, "--config", config], None);
+    assert!(out.status.success(), "{out:?}");
+
+    std::fs::write(
+        config,
+        shared.replace("upstream_timeout_ms = 5000", "upstream_timout_ms = 5000"),
+    )
+    .unwrap();
+    for args in [
+        vec!["compress", SAMPLE, "--config", config],
+        vec!["proxy", "--config", config, "--", "true"],
+    ] {
+        let out = condense(&args, None);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("condense.toml") && stderr.contains("proxy.upstream_timout_ms"),
+            "{args:?}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn invalid_utf8_is_read_not_refused() {
     let dir = std::env::temp_dir().join(format!("condense-cli-bytes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -15,7 +15,7 @@ use super::engine::EngineCondenser;
 use super::error::ProxyError;
 use super::http;
 use super::server::{Loaded, ProxyServer, Shared};
-use super::settings::{self, ProxySettings};
+use super::settings::ProxySettings;
 use super::upstream::UpstreamSpec;
 use crate::{Condenser, Config, TokenCounter};
 
@@ -168,14 +168,20 @@ fn load(
         None => String::new(),
     };
     let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
+    // The whole file, `[proxy]` included, is checked against the schema first: the proxy's
+    // own reader only takes the keys it knows.
+    let config =
+        Config::from_toml_str_with_env(&text, &origin, std::env::vars()).map_err(|error| {
+            // The engine's message starts with the file, which the proxy's error names already.
+            let message = error.to_string();
+            let prefix = format!("{origin}: ");
+            invalid(message.strip_prefix(&prefix).unwrap_or(&message).to_owned())
+        })?;
     let settings = ProxySettings::from_toml_with_env(
         &text,
         path.unwrap_or(Path::new("defaults")),
         std::env::vars(),
     )?;
-    let engine_text = settings::without_proxy_keys(&text).map_err(invalid)?;
-    let config = Config::from_toml_str_with_env(&engine_text, &origin, std::env::vars())
-        .map_err(|error| invalid(error.to_string()))?;
     let engine = Condenser::new(config).map_err(|error| invalid(error.to_string()))?;
     let counter = TokenCounter::new(engine.config().defaults.encoding);
     Ok(Loaded {

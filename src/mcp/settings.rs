@@ -303,29 +303,6 @@ fn apply(base: &ToolSettings, overrides: &Overrides) -> ToolSettings {
     }
 }
 
-/// The configuration text without the keys only the proxy reads (`[proxy]`, and
-/// `query_argument` / `structured_content` in `[defaults]` and `[[tools]]`), for the engine's
-/// strict loader.
-pub(crate) fn without_proxy_keys(text: &str) -> Result<String, String> {
-    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
-    table.remove("proxy");
-    let strip = |rule: &mut toml::Table| {
-        rule.remove("query_argument");
-        rule.remove("structured_content");
-    };
-    if let Some(toml::Value::Table(defaults)) = table.get_mut("defaults") {
-        strip(defaults);
-    }
-    if let Some(toml::Value::Array(tools)) = table.get_mut("tools") {
-        for rule in tools {
-            if let toml::Value::Table(rule) = rule {
-                strip(rule);
-            }
-        }
-    }
-    toml::to_string(&table).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,17 +368,37 @@ mod tests {
     }
 
     #[test]
-    fn proxy_keys_are_hidden_from_the_engine_loader() {
+    fn one_file_serves_the_proxy_and_the_engine() {
         let text = "[defaults]\nthreshold_tokens = 5\nstructured_content = \"keep\"\n[proxy]\nquery_argument_name = \"q\"\n[[tools]]\nmatch = \"x\"\nquery_argument = false\n";
-        let stripped = without_proxy_keys(text).expect("toml");
-        assert!(
-            !stripped.contains("proxy")
-                && !stripped.contains("query_argument")
-                && !stripped.contains("structured_content"),
-            "{stripped}"
+        let settings = parse(text);
+        assert_eq!(settings.query_argument_name, "q");
+        assert_eq!(
+            settings.defaults.structured_content,
+            StructuredContentPolicy::Keep
         );
-        assert!(stripped.contains("threshold_tokens = 5"), "{stripped}");
-        crate::Config::from_toml_str(&stripped, "t").expect("the engine accepts the rest");
+        assert!(!settings.for_tool("x").query_argument);
+        let config = crate::Config::from_toml_str(text, "t").expect("the engine accepts it");
+        assert_eq!(config.defaults.threshold_tokens, 5);
+    }
+
+    #[test]
+    fn the_schema_checks_the_proxy_keys_for_the_engine_loader_too() {
+        for (text, key) in [
+            ("[proxy]\nbogus = 1\n", "proxy.bogus"),
+            (
+                "[proxy]\nrestart_backoff_initial_ms = 0\n",
+                "proxy.restart_backoff_initial_ms",
+            ),
+            (
+                "[[tools]]\nmatch = \"x\"\nstructured_content = \"shrink\"\n",
+                "tools[0].structured_content",
+            ),
+        ] {
+            let message = crate::Config::from_toml_str(text, "t.toml")
+                .expect_err(text)
+                .to_string();
+            assert!(message.contains(key), "{text}: {message}");
+        }
     }
 
     #[test]
