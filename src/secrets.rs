@@ -87,8 +87,9 @@ pub enum SecretKind {
     BasicAuth,
     /// The password of a URL (`scheme://user:password@host`).
     UrlPassword,
-    /// The value of a password setting (`password`, `passwd`, `pwd`, `passphrase`), or of a
-    /// command line's `--password` / `-u user:password`.
+    /// The value of a password setting (`password`, `passwd`, `pwd`, `passphrase`), of a
+    /// command line's `--password` / `-u user:password` / MySQL's `-p<password>` /
+    /// `sshpass -p`, or of a `.netrc` entry's `password`.
     Password,
     /// The value of a `…secret` / `…credentials` setting.
     Secret,
@@ -467,6 +468,24 @@ fn rules() -> Vec<Rule> {
             Fixed(K::Password),
             Context,
             r#"(?m:^|[ \t"'])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s>[^\s"'@]+)"#,
+        ),
+        // A `.netrc` entry: `machine <host> login <user> password <secret>` (or `default …`),
+        // on one line or across lines.
+        rule(
+            Fixed(K::Password),
+            Context,
+            r#"(?-u:\b)(?:machine[ \t\r\n]+[^\s"']+|default)[ \t\r\n]+login[ \t\r\n]+[^\s"']+[ \t\r\n]+password[ \t\r\n]+(?P<s>[^\s"']+)"#,
+        ),
+        // The MySQL clients' `-p<password>` (no space: `-p` alone prompts), and `sshpass -p`.
+        rule(
+            Fixed(K::Password),
+            Context,
+            r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?:[ \t]+[^\s|;&]+)*?[ \t]+-p(?P<s>"[^"\n]+"|'[^'\n]+'|[^\s"'|;&]+)"#,
+        ),
+        rule(
+            Fixed(K::Password),
+            Context,
+            r#"(?-u:\b)sshpass[ \t]+-p[ \t]*(?P<s>"[^"\n]+"|'[^'\n]+'|[^\s"'|;&]+)"#,
         ),
         Rule {
             classify: Setting,
@@ -910,6 +929,47 @@ mod tests {
                 redact(&text),
                 format!("value was {} here", kind.placeholder())
             );
+        }
+    }
+
+    #[test]
+    fn netrc_entries_and_command_line_passwords_are_masked() {
+        let cases = [
+            (
+                "machine api.example.com login deploy password N3trc-pass-1\n",
+                "machine api.example.com login deploy password [redacted:password]\n",
+            ),
+            (
+                "machine api.example.com\n  login deploy\n  password N3trc-pass-2\n",
+                "machine api.example.com\n  login deploy\n  password [redacted:password]\n",
+            ),
+            (
+                "mysql -h db.internal -uroot -pMyQl-pass orders",
+                "mysql -h db.internal -uroot -p[redacted:password] orders",
+            ),
+            (
+                "mysqldump -p'quoted pass' shop > shop.sql",
+                "mysqldump -p'[redacted:password]' shop > shop.sql",
+            ),
+            (
+                "sshpass -p Ssh-pass-9 ssh deploy@bastion",
+                "sshpass -p [redacted:password] ssh deploy@bastion",
+            ),
+        ];
+        for (text, masked) in cases {
+            assert_eq!(redact(text), masked, "{text}");
+        }
+        // `-p` alone prompts; `-p` of other programs, prose about logins and passwords, and
+        // a login line without a password are left alone.
+        for text in [
+            "mysql -u root -p orders",
+            "mkdir -p /var/lib/mysql",
+            "ssh -p 2222 deploy@bastion",
+            "the login page asks for a password before the dashboard",
+            "login deploy-bot\nmachine other.example.com",
+            "# Return with login / password\n login_i = 0 if _netrc[0] else 1",
+        ] {
+            assert_eq!(redact(text), text);
         }
     }
 
