@@ -1,4 +1,5 @@
-//! Core costs: the pass-through decision, exact counting throughput, a cache hit.
+//! Core costs: the pass-through decision, exact counting throughput, a cache hit, a whole
+//! pass-through.
 //!
 //! `cargo bench --bench core`
 
@@ -81,5 +82,25 @@ fn cache_hit(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, decision, counting, cache_hit);
+/// A whole pass-through through the engine: the decision and the count the result reports.
+fn pass_through(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let condenser = Condenser::new(Config::default()).unwrap();
+    // Just under the 4,000-token threshold: counted whole, and passed through.
+    let text = log_text(8 * 1024);
+    let request = Request::new("read_log");
+    let first = runtime.block_on(condenser.condense(&text, &request));
+    assert!(!first.was_condensed());
+    c.bench_function("pass-through (8 KB output, under the threshold)", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let out = condenser.condense(black_box(&text), &request).await;
+            assert!(!out.was_condensed());
+        })
+    });
+}
+
+criterion_group!(benches, decision, counting, cache_hit, pass_through);
 criterion_main!(benches);

@@ -28,7 +28,7 @@ use crate::policy::{Decision, Plan, Policy, RulesPolicy, Subject};
 use crate::prompts::{Prompts, Template, Vars};
 use crate::secrets::SecretRedactor;
 use crate::store::{Selection, Store};
-use crate::tokens::TokenCounter;
+use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::{ToolRequest, ToolResponse, render_value};
 
 /// Which method produced a result.
@@ -540,18 +540,26 @@ impl Condenser {
             );
         }
         let text = input.considered;
+        let counted = std::sync::OnceLock::new();
         let subject = Subject::new(request.tool, text)
             .with_error(request.is_error)
-            .with_budget_hint(request.budget_tokens);
+            .with_budget_hint(request.budget_tokens)
+            .with_count_memo(&counted);
         let mut plan = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) => plan,
             Decision::PassThrough | Decision::Defer => {
-                return self.pass_through(whole, input, request, started).await;
+                let counted = counted.get().copied();
+                return self
+                    .pass_through(whole, input, request, started, counted)
+                    .await;
             }
         };
         if let Some(mode) = request.mode {
             if mode == Mode::Passthrough {
-                return self.pass_through(whole, input, request, started).await;
+                let counted = counted.get().copied();
+                return self
+                    .pass_through(whole, input, request, started, counted)
+                    .await;
             }
             plan.mode = mode;
         }
@@ -620,18 +628,24 @@ impl Condenser {
     }
 
     /// The outcome for a text that is not condensed: the text itself, or, when it was larger
-    /// than the input limit, its considered start and the marker line.
+    /// than the input limit, its considered start and the marker line. `counted` is an exact
+    /// count the policy already made, and by which encoding.
     async fn pass_through(
         &self,
         whole: &str,
         input: Considered<'_>,
         request: &Request<'_>,
         started: Instant,
+        counted: Option<(Encoding, usize)>,
     ) -> Condensed {
         let encoding = self.inner.config.rule_for(request.tool).encoding;
         let counter = TokenCounter::new(encoding);
-        // Counting never looks past the limit: only the considered part is counted.
-        let tokens = counter.count(input.considered);
+        // Counting never looks past the limit: only the considered part is counted, and only
+        // once: the policy's count is taken when it was made with the same encoding.
+        let tokens = match counted {
+            Some((counted_with, tokens)) if counted_with == encoding => tokens,
+            _ => counter.count(input.considered),
+        };
         let mut outcome = Condensed {
             text: String::new(),
             method: Method::PassThrough,
@@ -1082,9 +1096,11 @@ impl Condenser {
         let counter = TokenCounter::new(rule.encoding);
         // Decide on the whole: joined, the parts are what the agent would read.
         let joined = parts.join("\n");
+        let counted = std::sync::OnceLock::new();
         let subject = Subject::new(request.tool, &joined)
             .with_error(request.is_error)
-            .with_budget_hint(request.budget_tokens);
+            .with_budget_hint(request.budget_tokens)
+            .with_count_memo(&counted);
         let budget = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) => plan.budget_tokens,
             _ => {
@@ -1094,7 +1110,8 @@ impl Condenser {
                 }
                 // The hook still sees the pass-through outcome.
                 let input = cut_input(&joined, None, usize::MAX);
-                self.pass_through(&joined, input, &request, Instant::now())
+                let counted = counted.get().copied();
+                self.pass_through(&joined, input, &request, Instant::now(), counted)
                     .await;
                 return response;
             }

@@ -17,7 +17,7 @@
 //! ```
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::config::{Config, Mode, Rule};
@@ -31,6 +31,9 @@ pub struct Subject<'a> {
     is_error: bool,
     text: &'a str,
     budget_hint: Option<usize>,
+    /// Where an exact count found while deciding is kept, so a pass-through does not count the
+    /// text again.
+    counted: Option<&'a OnceLock<(Encoding, usize)>>,
 }
 
 impl<'a> Subject<'a> {
@@ -41,7 +44,16 @@ impl<'a> Subject<'a> {
             is_error: false,
             text,
             budget_hint: None,
+            counted: None,
         }
+    }
+
+    /// Keeps in `memo` the exact count that [`exceeds`](Subject::exceeds) finds when the text
+    /// is within the limit.
+    #[must_use]
+    pub(crate) fn with_count_memo(mut self, memo: &'a OnceLock<(Encoding, usize)>) -> Self {
+        self.counted = Some(memo);
+        self
     }
 
     /// Marks the result as a tool error.
@@ -82,7 +94,15 @@ impl<'a> Subject<'a> {
     /// Whether the text has more than `limit` tokens by `encoding`, counting no more than
     /// needed.
     pub fn exceeds(&self, encoding: Encoding, limit: usize) -> bool {
-        TokenCounter::new(encoding).exceeds(self.text, limit)
+        match TokenCounter::new(encoding).count_up_to(self.text, limit) {
+            Some(tokens) => {
+                if let Some(memo) = self.counted {
+                    let _ = memo.set((encoding, tokens));
+                }
+                false
+            }
+            None => true,
+        }
     }
 }
 
@@ -264,6 +284,26 @@ mod tests {
         assert_eq!(
             policy.decide(&Subject::new("secret_get", &text)),
             Decision::PassThrough
+        );
+    }
+
+    #[test]
+    fn the_count_made_while_deciding_is_kept_only_when_exact() {
+        let policy = RulesPolicy::new(config());
+        let memo = OnceLock::new();
+        let text = "a few more words here";
+        let small = Subject::new("read", text).with_count_memo(&memo);
+        assert_eq!(policy.decide(&small), Decision::PassThrough);
+        let exact = TokenCounter::default().count(text);
+        assert_eq!(memo.get(), Some(&(Encoding::Cl100kBase, exact)));
+        let memo = OnceLock::new();
+        let text = "word ".repeat(50);
+        let large = Subject::new("read", &text).with_count_memo(&memo);
+        assert!(matches!(policy.decide(&large), Decision::Condense(_)));
+        assert_eq!(
+            memo.get(),
+            None,
+            "a count stopped at the limit is not the count"
         );
     }
 
