@@ -546,8 +546,8 @@ impl Condenser {
             .with_budget_hint(request.budget_tokens)
             .with_count_memo(&counted);
         let mut plan = match self.inner.policy.decide(&subject) {
-            Decision::Condense(plan) => plan,
-            Decision::PassThrough | Decision::Defer => {
+            Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
+            _ => {
                 let counted = counted.get().copied();
                 return self
                     .pass_through(whole, input, request, started, counted)
@@ -555,12 +555,6 @@ impl Condenser {
             }
         };
         if let Some(mode) = request.mode {
-            if mode == Mode::Passthrough {
-                let counted = counted.get().copied();
-                return self
-                    .pass_through(whole, input, request, started, counted)
-                    .await;
-            }
             plan.mode = mode;
         }
         let (reference, cut) = self.keep_original(whole, input).await;

@@ -208,14 +208,20 @@ impl ReduceTree {
     /// The parts of the group behind part `index` of `level`, joined: what a failed merge
     /// condenses instead.
     pub(super) fn group_text(&self, level: usize, index: usize) -> String {
-        let below = &self.levels[level - 1];
-        let end = ((index + 1) * self.group_size).min(below.parts.len());
-        let parts: Vec<&str> = below.parts[index * self.group_size..end]
+        let parts: Vec<&str> = self
+            .group(level, index)
             .iter()
             .flatten()
             .map(String::as_str)
             .collect();
         parts.join(PART_SEPARATOR)
+    }
+
+    /// The parts of level `level - 1` that merge into part `index` of `level`.
+    fn group(&self, level: usize, index: usize) -> &[Option<String>] {
+        let below = &self.levels[level - 1].parts;
+        let end = ((index + 1) * self.group_size).min(below.len());
+        &below[index * self.group_size..end]
     }
 
     /// Adds the level merging the groups of `level - 1`.
@@ -232,16 +238,16 @@ impl ReduceTree {
 
     /// The merge for part `index` of `level`, if its group is complete and it has not started.
     fn ready(&mut self, level: usize, index: usize) -> Option<Merge> {
-        let below = &self.levels[level - 1];
-        let end = ((index + 1) * self.group_size).min(below.parts.len());
-        let parts: Vec<String> = below.parts[index * self.group_size..end]
+        if self.levels[level].started[index] {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .group(level, index)
             .iter()
             .cloned()
             .collect::<Option<_>>()?;
         let this = &mut self.levels[level];
-        if std::mem::replace(&mut this.started[index], true) {
-            return None;
-        }
+        this.started[index] = true;
         Some(Merge {
             level,
             index,
