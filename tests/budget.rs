@@ -1,28 +1,9 @@
 //! Every output fits its budget, by the same counter, for random and real inputs.
 
-use std::path::PathBuf;
-
 use condense::{Condenser, Config, Encoding, Mode, Request, TokenCounter};
 use proptest::prelude::*;
 
-fn corpus_inputs() -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let mut inputs = Vec::new();
-    for split in ["dev", "holdout"] {
-        let Ok(cases) = std::fs::read_dir(root.join(split)) else {
-            continue;
-        };
-        for case in cases.flatten() {
-            for name in ["input.txt", "input.json"] {
-                if let Ok(text) = std::fs::read_to_string(case.path().join(name)) {
-                    inputs.push((case.file_name().to_string_lossy().into_owned(), text));
-                }
-            }
-        }
-    }
-    inputs.sort();
-    inputs
-}
+use crate::support::inputs::corpus_inputs;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

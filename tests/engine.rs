@@ -9,27 +9,14 @@ use condense::methods::chunk::ChunkStrategy;
 use condense::{Condenser, Config, Method, Mode, Request, Selection, TokenCounter};
 
 use crate::support::fake_llm::{FakeLlm, Reply, dead_url};
+use crate::support::inputs::shard_log;
 
 const CONFIG: &str =
     "[defaults]\nthreshold_tokens = 400\nbudget_tokens = 300\ndeadline_ms = 3000\n";
 
 /// About 6,000 tokens: above the threshold, small enough for one direct call.
 fn output() -> String {
-    sized_output(300)
-}
-
-fn sized_output(lines: usize) -> String {
-    let mut text: String = (0..lines)
-        .map(|i| {
-            format!(
-                "2024-05-01 10:00:{:02} INFO shard-{} compacted segment {i}\n",
-                i % 60,
-                i % 5
-            )
-        })
-        .collect();
-    text.push_str("2024-05-01 10:01:00 ERROR shard-2 segment 777 checksum mismatch\n");
-    text
+    shard_log(300)
 }
 
 fn condenser_for(url: &str, timeout: Duration) -> Condenser {
@@ -328,7 +315,7 @@ async fn outputs_larger_than_the_window_are_summarized_by_map_reduce() {
         FakeLlm::with_handler(|_| Reply::completion("shard-2 segment 777 failed its checksum"))
             .await;
     let condenser = condenser_with_window(&server.url(), 8192);
-    let out = condenser.condense(&sized_output(1500), &request()).await;
+    let out = condenser.condense(&shard_log(1500), &request()).await;
     assert_eq!(out.method, Method::MapReduce, "{:?}", out.fallback);
     assert!(out.text.starts_with("[condense: llm-map-reduce, "));
     assert!(out.tokens_after <= 300);
@@ -358,7 +345,7 @@ async fn a_request_can_choose_the_chunking_strategy() {
         FakeLlm::with_handler(|_| Reply::completion("shard-2 segment 777 failed its checksum"))
             .await;
     let condenser = condenser_with_window(&server.url(), 8192);
-    let text = sized_output(1500);
+    let text = shard_log(1500);
     let lines_sent_twice = |from: usize| {
         let received = server.received();
         let maps: Vec<String> = received[from..]

@@ -16,6 +16,7 @@ use condense::{Condensed, Condenser, Config, Method, Request, Selection};
 
 use crate::litellm::proxy;
 use crate::support::fake_llm::{FakeLlm, Reply};
+use crate::support::inputs::shard_log;
 use crate::support::relay::CountingRelay;
 
 /// The deadline of every call here, and what an answer may take beyond it.
@@ -36,17 +37,7 @@ fn backend_port() -> u16 {
 
 /// About 6,000 tokens of log with one error line the query asks about.
 fn output() -> String {
-    let mut text: String = (0..300)
-        .map(|i| {
-            format!(
-                "2024-05-01 10:00:{:02} INFO shard-{} compacted segment {i}\n",
-                i % 60,
-                i % 5
-            )
-        })
-        .collect();
-    text.push_str("2024-05-01 10:01:00 ERROR shard-2 segment 777 checksum mismatch\n");
-    text
+    shard_log(300)
 }
 
 fn condenser(relay_url: &str, key: &str, model: &str) -> Condenser {

@@ -9,29 +9,7 @@ use condense::{Condensed, Condenser, Config, LiteLlm, Method, Request, Selection
 use serde_json::{Value, json};
 
 use crate::support::fake_llm::{FakeLlm, Received, Reply};
-
-/// Every input of the tool-output corpus beside the repository: `(case, text)`.
-fn corpus_inputs() -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let mut inputs = Vec::new();
-    for split in ["dev", "holdout"] {
-        let Ok(cases) = std::fs::read_dir(root.join(split)) else {
-            continue;
-        };
-        for case in cases.flatten() {
-            for name in ["input.txt", "input.json"] {
-                if let Ok(text) = std::fs::read_to_string(case.path().join(name)) {
-                    inputs.push((
-                        format!("{split}/{}", case.file_name().to_string_lossy()),
-                        text,
-                    ));
-                }
-            }
-        }
-    }
-    inputs.sort();
-    inputs
-}
+use crate::support::inputs::corpus_inputs;
 
 /// The most redactions allowed on the whole tool-output corpus (36 real outputs, 5.8 MB, no
 /// credential in any of them): each one is a false positive that hides content from the model.

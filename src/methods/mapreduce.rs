@@ -735,14 +735,14 @@ impl MapReduce {
             return String::new();
         }
 
-        let map_budget = if chunks.len() == 1 {
-            budget
-        } else {
-            self.part_budget(budget, chunks.len(), layout)
-        };
         let sizing = PartSizing {
             chunk_budget: self.options.chunk_budget,
             part_cap: layout.part_cap,
+        };
+        let map_budget = if chunks.len() == 1 {
+            budget
+        } else {
+            sizing.for_parts(budget, chunks.len())
         };
         let mut tree = ReduceTree::new(
             chunks.len(),
@@ -1008,15 +1008,6 @@ impl MapReduce {
         self.counter.count(&request.system)
             + self.counter.count(&request.user)
             + CHAT_TEMPLATE_TOKENS
-    }
-
-    /// The budget of one of `parts` answers sharing `budget`.
-    fn part_budget(&self, budget: usize, parts: usize, layout: Layout) -> usize {
-        PartSizing {
-            chunk_budget: self.options.chunk_budget,
-            part_cap: layout.part_cap,
-        }
-        .for_parts(budget, parts)
     }
 
     /// A 128-bit key over everything that shapes an answer. Every field is length-prefixed so

@@ -4,5 +4,6 @@
 #![allow(dead_code)]
 
 pub(crate) mod fake_llm;
+pub(crate) mod inputs;
 pub(crate) mod load;
 pub(crate) mod relay;
