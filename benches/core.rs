@@ -1,5 +1,5 @@
-//! Core costs: the pass-through decision, exact counting throughput, a cache hit, a whole
-//! pass-through.
+//! Core costs: the pass-through decision, exact counting throughput (one thread below 256 KB,
+//! in parts on every core above), a cache hit, a whole pass-through.
 //!
 //! `cargo bench --bench core`
 
@@ -51,8 +51,14 @@ fn counting(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(10));
+    // Below the size counted in parts: the single-thread rate.
+    let small = log_text(200 * 1024);
     for encoding in [Encoding::Cl100kBase, Encoding::O200kBase] {
         let counter = TokenCounter::new(encoding);
+        group.throughput(Throughput::Bytes(small.len() as u64));
+        group.bench_function(format!("{encoding} log 200 KB (one thread)"), |b| {
+            b.iter(|| counter.count(black_box(&small)))
+        });
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function(format!("{encoding} log 1 MB"), |b| {
             b.iter(|| counter.count(black_box(&text)))
@@ -62,6 +68,17 @@ fn counting(c: &mut Criterion) {
             b.iter(|| counter.count(black_box(&json)))
         });
     }
+    // The reference the tests compare against, under the same load: the speed-up is the ratio.
+    let tiktoken = tiktoken_rs::cl100k_base_singleton();
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("tiktoken-rs cl100k_base log 1 MB", |b| {
+        b.iter(|| tiktoken.encode_ordinary(black_box(&text)).len())
+    });
+    group.throughput(Throughput::Bytes(json.len() as u64));
+    group.bench_function(
+        format!("tiktoken-rs cl100k_base JSON {} KB", json.len() / 1024),
+        |b| b.iter(|| tiktoken.encode_ordinary(black_box(&json)).len()),
+    );
     group.finish();
 }
 

@@ -2,8 +2,14 @@
 //!
 //! A byte-level BPE token covers at least 1 and at most [`MAX_TOKEN_BYTES`] bytes, so a text of
 //! `len` bytes has between `len / 128` and `len` tokens. Most threshold decisions are settled by
-//! those bounds alone; the rest are counted in chunks cut where no token can span, stopping as
-//! soon as the running count passes the limit.
+//! those bounds alone, before any vocabulary is built; the rest are counted only until the
+//! running count passes the limit.
+//!
+//! The counter is `bpe-openai`'s: the same tokens as tiktoken's `encode_ordinary` for
+//! `cl100k_base` and `o200k_base` (the tests compare both on the corpus and on adversarial
+//! text), several times faster to build and to count, and linear on inputs (megabyte runs of
+//! whitespace or of one letter) where tiktoken's regex gives up or its merges go quadratic.
+//! docs/benchmarks.md has the numbers.
 //!
 //! ```
 //! use condense::{Encoding, TokenCounter};
@@ -15,28 +21,21 @@
 //! ```
 
 use std::fmt;
-use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
+use std::sync::OnceLock;
 
+use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
 pub const MAX_TOKEN_BYTES: usize = 128;
 
-/// Bytes per counting chunk. Small enough that a chunk that trips the tokenizer's regex limits
-/// can be retried in pieces, large enough that chunking costs nothing measurable.
-const CHUNK_BYTES: usize = 32 * 1024;
+/// Texts at least this large are counted in parts on several threads; below it, starting the
+/// threads costs more than they save.
+const PARALLEL_MIN_BYTES: usize = 256 * 1024;
 
-/// Whitespace runs longer than this are what makes the tokenizer's regex give up (a panic
-/// inside tiktoken-rs); chunks holding one are counted in parts instead.
-const MAX_WHITESPACE_RUN: usize = 4096;
-
-/// The smallest chunk `count_up_to` asks for: below it, per-chunk overhead dominates.
-const MIN_CHUNK_BYTES: usize = 1024;
-
-/// Below this size a chunk that the tokenizer cannot handle is bounded by its byte length.
-const MIN_SPLIT_BYTES: usize = 256;
+/// The most threads one count uses.
+const MAX_COUNT_THREADS: usize = 4;
 
 /// A BPE vocabulary that condense counts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -84,11 +83,12 @@ impl FromStr for Encoding {
 #[error("unknown token encoding `{0}`: expected `cl100k_base` or `o200k_base`")]
 pub struct UnknownEncoding(pub String);
 
-/// Counts tokens exactly. Cheap to copy: the vocabulary is built once per process and shared.
+/// Counts tokens exactly. Cheap to copy, and free to make: the vocabulary of an encoding is built
+/// on the first count that needs it (once per process, then shared), so a decision the byte
+/// length settles never pays for it.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     encoding: Encoding,
-    bpe: &'static CoreBPE,
 }
 
 impl fmt::Debug for TokenCounter {
@@ -106,14 +106,10 @@ impl Default for TokenCounter {
 }
 
 impl TokenCounter {
-    /// A counter for `encoding`. The first counter of an encoding builds its vocabulary (tens of
-    /// milliseconds); later ones share it.
+    /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
+    /// builds it (about 25 ms), later ones share it.
     pub fn new(encoding: Encoding) -> Self {
-        let bpe = match encoding {
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        };
-        TokenCounter { encoding, bpe }
+        TokenCounter { encoding }
     }
 
     /// The encoding this counter counts with.
@@ -121,25 +117,49 @@ impl TokenCounter {
         self.encoding
     }
 
-    /// The exact number of tokens in `text`.
+    /// Builds this encoding's vocabulary now, on the calling thread, if no count has yet: a
+    /// process that will count can build it on a spare core while it does other start-up work.
+    pub fn prepare(&self) {
+        let _ = self.tokenizer();
+    }
+
+    /// The tokenizer, built on first use.
+    fn tokenizer(&self) -> &'static Tokenizer {
+        match self.encoding {
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+        }
+    }
+
+    /// The exact number of tokens in `text`, the same as tiktoken's `encode_ordinary(text).len()`.
     ///
-    /// Never panics: a piece of text the tokenizer cannot handle (its regex gives up on some
-    /// megabyte-long whitespace runs) is split and counted in parts, and a part too small to
-    /// split further is bounded by its byte length, which can only over-count.
+    /// Large texts are cut where no pre-tokenizer piece can span and the parts counted on
+    /// several threads; the parts' counts add up to the whole's exactly.
     pub fn count(&self, text: &str) -> usize {
-        self.count_up_to(text, usize::MAX).unwrap_or(usize::MAX)
+        if text.is_empty() {
+            return 0;
+        }
+        let threads = parallelism();
+        if threads > 1 && text.len() >= PARALLEL_MIN_BYTES {
+            self.count_in_parts(text, threads)
+        } else {
+            self.count_serial(text)
+        }
     }
 
     /// Whether `text` has more than `limit` tokens, counting no more than it must.
     pub fn exceeds(&self, text: &str, limit: usize) -> bool {
+        if Self::trivially_within(text, limit) {
+            return false;
+        }
         self.count_up_to(text, limit).is_none()
     }
 
     /// The exact count when it is at most `limit`; `None` once it is known to be over.
     ///
-    /// Decides from the byte length alone when it can (`len ≤ limit` is under,
-    /// `len > 128·limit` is over), and otherwise stops counting at the first chunk that passes
-    /// `limit`.
+    /// Decides from the byte length alone when it can (`len > 128·limit` is over), and
+    /// otherwise stops counting at the first pre-tokenizer piece that passes `limit`, so the
+    /// cost is about that of counting `limit` tokens whatever the text's size.
     pub fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
         if text.is_empty() {
             return Some(0);
@@ -147,26 +167,9 @@ impl TokenCounter {
         if text.len() > limit.saturating_mul(MAX_TOKEN_BYTES) {
             return None;
         }
-        let mut total = 0usize;
-        let mut chunks = SafeChunks::new(text, CHUNK_BYTES);
-        loop {
-            // Size each chunk by what is left to count before the limit: text runs about 3–4
-            // bytes a token, so 3 bytes per missing token rarely overshoots by much, and a
-            // decision near the threshold counts little more than the threshold.
-            let missing = limit.saturating_sub(total).saturating_add(1);
-            chunks.set_target(
-                missing
-                    .saturating_mul(3)
-                    .clamp(MIN_CHUNK_BYTES, CHUNK_BYTES),
-            );
-            let Some(chunk) = chunks.next() else {
-                return Some(total);
-            };
-            total += self.count_chunk(chunk);
-            if total > limit {
-                return None;
-            }
-        }
+        let tokenizer = self.tokenizer();
+        // Both encodings are used without Unicode normalization, so this borrows the text.
+        tokenizer.count_till_limit(&tokenizer.normalize(text), limit)
     }
 
     /// Whether `text` is certainly within `limit` tokens without counting: every token is at
@@ -184,13 +187,12 @@ impl TokenCounter {
         if self.count_up_to(text, limit).is_some() {
             return text;
         }
-        // Only the first `128·limit` bytes can matter; tokenize them and take `limit` tokens.
-        let window = &text[..floor_char_boundary(text, limit.saturating_mul(MAX_TOKEN_BYTES))];
-        let ends = self.token_ends(window);
+        // The first `limit` tokens of the text, found without encoding the rest of it.
+        let ends = self.token_ends(text, Some(limit));
         let mut take = limit.min(ends.len());
         loop {
             let bytes = if take == 0 { 0 } else { ends[take - 1] };
-            let prefix = &window[..floor_char_boundary(window, bytes)];
+            let prefix = &text[..floor_char_boundary(text, bytes)];
             // Re-tokenizing a prefix may merge differently at the cut: verify with the counter.
             if take == 0 || !self.exceeds(prefix, limit) {
                 return prefix;
@@ -208,11 +210,12 @@ impl TokenCounter {
         if self.count_up_to(text, limit).is_some() {
             return text;
         }
+        // Only the last `128·limit` bytes can matter.
         let from = text
             .len()
             .saturating_sub(limit.saturating_mul(MAX_TOKEN_BYTES));
         let window = &text[ceil_char_boundary(text, from)..];
-        let ends = self.token_ends(window);
+        let ends = self.token_ends(window, None);
         let mut take = limit.min(ends.len());
         loop {
             let skip = ends.len() - take;
@@ -225,62 +228,61 @@ impl TokenCounter {
         }
     }
 
-    /// The byte offset at which each token of `text` ends. A part the tokenizer cannot handle
-    /// counts one token per byte, which keeps offsets exact and can only over-count.
-    fn token_ends(&self, text: &str) -> Vec<usize> {
-        let mut ends = Vec::with_capacity(text.len() / 3);
+    /// The byte offset at which each token of `text` ends, stopping once more than `first`
+    /// tokens are known when it is given.
+    fn token_ends(&self, text: &str, first: Option<usize>) -> Vec<usize> {
+        let tokenizer = self.tokenizer();
+        let wanted = first.map_or(usize::MAX, |n| n.saturating_add(1));
+        let mut ends = Vec::with_capacity(wanted.min(text.len() / 3 + 1));
         let mut offset = 0;
-        for chunk in SafeChunks::new(text, CHUNK_BYTES) {
-            for part in split_when_unencodable(chunk) {
-                match self.guarded_encode(part) {
-                    Some(tokens) => {
-                        for token in tokens {
-                            let len = self
-                                .bpe
-                                .decode_bytes(&[token])
-                                .map(|b| b.len())
-                                .unwrap_or(1);
-                            offset += len;
-                            ends.push(offset);
-                        }
-                    }
-                    None => {
-                        ends.extend((1..=part.len()).map(|i| offset + i));
-                        offset += part.len();
-                    }
-                }
+        for piece in tokenizer.split(text) {
+            for token in tokenizer.bpe.encode_via_backtracking(piece.as_bytes()) {
+                offset += tokenizer.bpe.token_len(token);
+                ends.push(offset);
+            }
+            if ends.len() >= wanted {
+                break;
             }
         }
         ends
     }
 
-    fn count_chunk(&self, chunk: &str) -> usize {
-        match self.guarded_encode(chunk) {
-            Some(tokens) => tokens.len(),
-            None if chunk.len() <= MIN_SPLIT_BYTES => chunk.len(),
-            None => {
-                let mid = floor_char_boundary(chunk, chunk.len() / 2).max(1);
-                let mid = if chunk.is_char_boundary(mid) {
-                    mid
-                } else {
-                    ceil_char_boundary(chunk, mid)
-                };
-                self.count_chunk(&chunk[..mid]) + self.count_chunk(&chunk[mid..])
-            }
-        }
+    fn count_serial(&self, text: &str) -> usize {
+        self.tokenizer().count(text)
     }
 
-    /// `encode_ordinary`, with the tokenizer's panics (regex backtrack and stack limits on
-    /// pathological inputs) turned into `None`.
-    fn guarded_encode(&self, chunk: &str) -> Option<Vec<u32>> {
-        // Long runs of whitespace are what trips the regex; skip the attempt (and the panic
-        // message it would print) when a chunk is mostly one such run.
-        if longest_whitespace_run(chunk) > MAX_WHITESPACE_RUN {
-            return None;
+    /// Counts `text` in up to `threads` parts on scoped threads. Only exact cuts are used, so
+    /// a text without enough of them is counted in fewer parts.
+    pub(crate) fn count_in_parts(&self, text: &str, threads: usize) -> usize {
+        let parts = exact_parts(text, threads);
+        if parts.len() < 2 {
+            return self.count_serial(text);
         }
-        let bpe = self.bpe;
-        panic::catch_unwind(AssertUnwindSafe(|| bpe.encode_ordinary(chunk))).ok()
+        // Build the vocabulary once before the threads race for it.
+        self.prepare();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts[1..]
+                .iter()
+                .map(|part| scope.spawn(move || self.count_serial(part)))
+                .collect();
+            let first = self.count_serial(parts[0]);
+            first
+                + handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .sum::<usize>()
+        })
     }
+}
+
+/// Threads a large count may use: the machine's cores, at most [`MAX_COUNT_THREADS`].
+fn parallelism() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_COUNT_THREADS)
+    })
 }
 
 /// Token count of `text` with the default encoding (`cl100k_base`), exact.
@@ -296,67 +298,44 @@ pub fn estimate_tokens(text: &str) -> usize {
     TokenCounter::default().count(text)
 }
 
-/// Splits text into pieces of about `target` bytes, cut only where no `cl100k_base` or
-/// `o200k_base` pre-tokenizer piece can span, so counts of the pieces add up to the count of the
-/// whole.
+/// `text` cut into up to `n` parts of about equal size, each cut only where no `cl100k_base` or
+/// `o200k_base` pre-tokenizer piece can span, so the counts of the parts add up to the count of
+/// the whole exactly. A text with too few such places comes back in fewer parts.
+pub(crate) fn exact_parts(text: &str, n: usize) -> Vec<&str> {
+    let mut parts = Vec::with_capacity(n);
+    let mut rest = text;
+    for left in (2..=n).rev() {
+        let target = rest.len() / left;
+        let Some(cut) = safe_cut_from(rest, target) else {
+            break;
+        };
+        let (head, tail) = rest.split_at(cut);
+        parts.push(head);
+        rest = tail;
+    }
+    parts.push(rest);
+    parts
+}
+
+/// The first safe cut at or after byte `from`.
 ///
 /// A safe cut is right after a `\n` when the next line starts, after optional spaces and tabs,
 /// with a printable ASCII character, and that character right after the newline is not `/`
 /// (`o200k_base` lets punctuation absorb a following `\n/`). Every pre-tokenizer piece that can
 /// hold a newline ends at the last newline of its whitespace run, so such a cut falls between
-/// pieces. When no safe cut exists within a window, the piece is cut on a character boundary,
-/// which may change the count by a token at that cut.
-#[derive(Debug, Clone)]
-pub(crate) struct SafeChunks<'t> {
-    rest: &'t str,
-    target: usize,
-}
-
-impl<'t> SafeChunks<'t> {
-    pub(crate) fn new(text: &'t str, target: usize) -> Self {
-        SafeChunks {
-            rest: text,
-            target: target.max(64),
+/// pieces, and the pieces after it do not depend on what came before.
+fn safe_cut_from(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while at < bytes.len() {
+        let newline = at + bytes[at..].iter().position(|&b| b == b'\n')?;
+        let cut = newline + 1;
+        if is_safe_cut(bytes, cut) {
+            return Some(cut);
         }
+        at = cut;
     }
-
-    /// Changes the size the next chunks aim for.
-    pub(crate) fn set_target(&mut self, target: usize) {
-        self.target = target.max(64);
-    }
-}
-
-impl<'t> Iterator for SafeChunks<'t> {
-    type Item = &'t str;
-
-    fn next(&mut self) -> Option<&'t str> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        if self.rest.len() <= self.target {
-            return Some(std::mem::take(&mut self.rest));
-        }
-        let bytes = self.rest.as_bytes();
-        // Look for a safe cut in the window [target/2, 2·target), nearest to target first by
-        // scanning forward from target, then backward.
-        let hi = bytes.len().min(self.target * 2);
-        let cut = (self.target..hi)
-            .find(|&i| is_safe_cut(bytes, i))
-            .or_else(|| {
-                (self.target / 2..self.target)
-                    .rev()
-                    .find(|&i| is_safe_cut(bytes, i))
-            })
-            .unwrap_or_else(|| floor_char_boundary(self.rest, self.target).max(1));
-        let cut = if self.rest.is_char_boundary(cut) {
-            cut
-        } else {
-            ceil_char_boundary(self.rest, cut)
-        };
-        let (head, tail) = self.rest.split_at(cut);
-        self.rest = tail;
-        Some(head)
-    }
+    None
 }
 
 fn is_safe_cut(bytes: &[u8], i: usize) -> bool {
@@ -365,42 +344,6 @@ fn is_safe_cut(bytes: &[u8], i: usize) -> bool {
     }
     let first_visible = bytes[i..].iter().find(|&&b| b != b' ' && b != b'\t');
     matches!(first_visible, Some(&b) if b.is_ascii_graphic())
-}
-
-/// `chunk` whole when the tokenizer handles it, otherwise in parts of `MIN_SPLIT_BYTES`.
-fn split_when_unencodable(chunk: &str) -> Box<dyn Iterator<Item = &str> + '_> {
-    if longest_whitespace_run(chunk) > MAX_WHITESPACE_RUN {
-        Box::new(split_in_parts(chunk, MIN_SPLIT_BYTES))
-    } else {
-        Box::new(std::iter::once(chunk))
-    }
-}
-
-fn split_in_parts(text: &str, part: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let cut = ceil_char_boundary(rest, part.min(rest.len()));
-        let (head, tail) = rest.split_at(cut);
-        rest = tail;
-        Some(head)
-    })
-}
-
-fn longest_whitespace_run(text: &str) -> usize {
-    let mut longest = 0;
-    let mut current = 0;
-    for b in text.bytes() {
-        if b.is_ascii_whitespace() {
-            current += 1;
-            longest = longest.max(current);
-        } else {
-            current = 0;
-        }
-    }
-    longest
 }
 
 /// The largest char boundary ≤ `i` (clamped to the text).
@@ -435,6 +378,16 @@ mod tests {
         ]
     }
 
+    fn structured_text(lines: usize) -> String {
+        (0..lines)
+            .map(|i| {
+                format!(
+                    "  {{\"id\": {i}, \"path\": \"/var/log/x{i}\", \"msg\": \"ok  done\"}},\n/{i}\n\n   \n\tend {i} é\n"
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn counts_known_strings() {
         let c = TokenCounter::default();
@@ -444,32 +397,35 @@ mod tests {
     }
 
     #[test]
-    fn chunked_count_equals_whole_count_on_structured_text() {
-        let mut text = String::new();
-        for i in 0..4000 {
-            text.push_str(&format!(
-                "  {{\"id\": {i}, \"path\": \"/var/log/x{i}\", \"msg\": \"ok  done\"}},\n/{i}\n\n   \n\tend {i} é\n"
-            ));
-        }
-        assert!(text.len() > 4 * CHUNK_BYTES);
+    fn counting_in_parts_equals_counting_whole() {
+        let text = structured_text(4000);
         for c in both() {
-            let whole = c.bpe.encode_ordinary(&text).len();
-            assert_eq!(c.count(&text), whole, "{:?}", c.encoding());
+            let whole = c.count_serial(&text);
+            for threads in [2, 3, 4, 7] {
+                let parts = exact_parts(&text, threads);
+                assert_eq!(parts.len(), threads);
+                assert_eq!(parts.concat(), text);
+                assert_eq!(c.count_in_parts(&text, threads), whole, "{threads} parts");
+            }
         }
     }
 
     #[test]
-    fn count_up_to_is_exact_at_the_limit_with_small_chunks() {
-        let text: String = (0..3000)
-            .map(|i| format!("  \"k{i}\": [{i}, \"v {i}\"],\n/x{i}\n"))
-            .collect();
+    fn a_text_without_safe_cuts_is_counted_whole() {
+        let text = "word ".repeat(100_000);
+        assert_eq!(exact_parts(&text, 4), vec![text.as_str()]);
+        let c = TokenCounter::default();
+        assert_eq!(c.count_in_parts(&text, 4), c.count_serial(&text));
+    }
+
+    #[test]
+    fn count_up_to_is_exact_at_the_limit() {
+        let text = structured_text(800);
         for c in both() {
-            let exact = c.bpe.encode_ordinary(&text).len();
+            let exact = c.count(&text);
             assert_eq!(c.count_up_to(&text, exact), Some(exact));
             assert_eq!(c.count_up_to(&text, exact - 1), None);
-            let prefix = &text[..text.len() / 3];
-            let exact_prefix = c.bpe.encode_ordinary(prefix).len();
-            assert_eq!(c.count_up_to(prefix, exact_prefix + 10), Some(exact_prefix));
+            assert!(c.exceeds(&text, exact - 1) && !c.exceeds(&text, exact));
         }
     }
 
@@ -478,17 +434,19 @@ mod tests {
         let c = TokenCounter::default();
         let text = "x".repeat(10_000);
         assert_eq!(c.count_up_to(&text, 10), None);
+        assert!(!c.exceeds("abc", 3));
         assert_eq!(c.count_up_to("abc", 3), Some(1));
     }
 
     #[test]
-    fn never_panics_on_a_megabyte_of_spaces() {
-        let spaces = " ".repeat(1 << 20);
-        for c in both() {
-            let n = c.count(&spaces);
-            assert!(n > 0 && n <= spaces.len());
-            let head = c.prefix_within(&spaces, 100);
-            assert!(c.count(head) <= 100);
+    fn a_megabyte_of_spaces_or_of_one_letter_counts_quickly() {
+        for text in [" ".repeat(1 << 20), "a".repeat(1 << 20)] {
+            for c in both() {
+                let n = c.count(&text);
+                assert!(n > 0 && n <= text.len());
+                let head = c.prefix_within(&text, 100);
+                assert!(c.count(head) <= 100);
+            }
         }
     }
 

@@ -17,3 +17,4 @@ mod mcp;
 mod mcp_faults;
 mod mcp_load;
 mod security;
+mod tokens;

@@ -5,12 +5,17 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use condense::methods::mapreduce::Progress;
-use condense::{Condenser, Config, Mode, Request};
+use condense::{Condenser, Config, Mode, Request, TokenCounter};
 
 use crate::cli::{CompressArgs, MethodArg};
 
 pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     let config = Config::load(args.config.as_deref())?;
+    // Building the vocabulary is most of a cold start, and nearly every input needs a count:
+    // build it on a spare core while the input is read and the condenser is set up. A process
+    // that needs no count ends without waiting for it.
+    let encoding = config.defaults.encoding;
+    std::thread::spawn(move || TokenCounter::new(encoding).prepare());
     let input = read_input(args.file.as_deref(), config.limits.max_input_bytes)?;
     let mut builder = Condenser::builder(config);
     if std::io::stderr().is_terminal() {
