@@ -107,7 +107,7 @@ impl Default for TokenCounter {
 
 impl TokenCounter {
     /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
-    /// builds it (about 25 ms), later ones share it.
+    /// builds it (tens of milliseconds), later ones share it.
     pub fn new(encoding: Encoding) -> Self {
         TokenCounter { encoding }
     }
