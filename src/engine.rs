@@ -932,10 +932,14 @@ impl Condenser {
                     return Err(LlmError::Timeout);
                 }
                 if outcome.fallbacks.len() == outcome.chunks && outcome.chunks > 0 {
-                    return Err(LlmError::InvalidResponse(format!(
-                        "every one of {} chunk summaries failed",
-                        outcome.chunks
-                    )));
+                    // The cause, not the count: the first call's own error says what is wrong
+                    // (the endpoint is down, the key is refused).
+                    return Err(outcome.first_error.unwrap_or_else(|| {
+                        LlmError::InvalidResponse(format!(
+                            "every one of {} chunk summaries failed",
+                            outcome.chunks
+                        ))
+                    }));
                 }
                 // The driver ran the facts guard itself when configured.
                 return Ok((outcome.text, Method::MapReduce));
@@ -1236,8 +1240,8 @@ impl Condenser {
 
     /// The seed contract: returns `(text, false)` when `value` (rendered: strings as they are,
     /// anything else pretty-printed JSON) has at most `max_tokens` tokens, else `(condensed,
-    /// true)` with a condensed text of at most `min(max_tokens, max(500, max_tokens / 2))`
-    /// tokens.
+    /// true)` with a condensed text of at most `max_tokens` tokens, header included.
+    /// [`Condenser::summarize_if_needed_outcome`] returns the method and ref as well.
     pub async fn summarize_if_needed(
         &self,
         value: &Value,
@@ -1245,22 +1249,77 @@ impl Condenser {
         query: Option<&str>,
         tool: Option<&str>,
     ) -> (String, bool) {
+        let outcome = self
+            .summarize_if_needed_outcome(value, max_tokens, query, tool)
+            .await;
+        let condensed = outcome.was_condensed();
+        (outcome.text, condensed)
+    }
+
+    /// As [`Condenser::summarize_if_needed`], with the whole outcome: the text, the method
+    /// (pass-through when `value` fits `max_tokens`), the counts and the ref under which the
+    /// original is kept.
+    ///
+    /// ```
+    /// use condense::{Condenser, Config, Method};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let condenser = Condenser::new(Config::default()).unwrap();
+    /// let rows: Vec<String> = (0..2000).map(|i| format!("row {i}: status ok")).collect();
+    /// let outcome = condenser
+    ///     .summarize_if_needed_outcome(&serde_json::json!(rows), 400, Some("row 1234"), None)
+    ///     .await;
+    /// assert_eq!(outcome.method, Method::Extract);
+    /// assert!(outcome.tokens_after <= 400);
+    /// let original = condenser
+    ///     .retrieve(outcome.reference.as_deref().unwrap(), condense::Selection::All)
+    ///     .await
+    ///     .unwrap();
+    /// assert!(original.contains("row 1999: status ok"));
+    /// # });
+    /// ```
+    pub async fn summarize_if_needed_outcome(
+        &self,
+        value: &Value,
+        max_tokens: usize,
+        query: Option<&str>,
+        tool: Option<&str>,
+    ) -> Condensed {
+        let started = Instant::now();
         let text = render_value(value);
-        let counter = TokenCounter::new(self.inner.config.rule_for(tool.unwrap_or("")).encoding);
-        if !counter.exceeds(&text, max_tokens) {
-            return (text.into_owned(), false);
+        let tool = tool.unwrap_or("");
+        let counter = TokenCounter::new(self.inner.config.rule_for(tool).encoding);
+        let budget = max_tokens.max(1);
+        if let Some(tokens) = counter.count_up_to(&text, budget) {
+            return Condensed {
+                text: text.into_owned(),
+                method: Method::PassThrough,
+                tokens_before: tokens,
+                tokens_after: tokens,
+                reference: None,
+                cached: false,
+                elapsed: started.elapsed(),
+                fallback: None,
+                input_cut: None,
+            };
         }
-        let budget = max_tokens.min(500.max(max_tokens / 2)).max(1);
-        let request = Request::new(tool.unwrap_or(""))
-            .query(query)
-            .budget(Some(budget));
+        let request = Request::new(tool).query(query).budget(Some(budget));
         let outcome = self.condense(&text, &request).await;
         if outcome.was_condensed() {
-            (outcome.text, true)
-        } else {
-            // The rules say pass-through for this tool; honour the caller's limit anyway.
-            let cut = truncate(&text, budget, &counter, None);
-            (cut, true)
+            return outcome;
+        }
+        // The rules say pass-through for this tool; honour the caller's limit anyway.
+        let cut = truncate(&text, budget, &counter, None);
+        Condensed {
+            tokens_before: outcome.tokens_before,
+            tokens_after: counter.count(&cut),
+            text: cut,
+            method: Method::Truncate,
+            reference: None,
+            cached: false,
+            elapsed: started.elapsed(),
+            fallback: None,
+            input_cut: None,
         }
     }
 

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use condense::{
-    CondenseLayer, Condensed, Condenser, Config, Content, Method, Request, ToolCall, ToolResult,
-    Verdict, call_tool_summarized,
+    CondenseLayer, Condensed, Condenser, Config, Content, Method, Request, TokenCounter, ToolCall,
+    ToolClientExt, ToolResult, Verdict, call_tool_summarized,
 };
 use serde_json::json;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
@@ -270,6 +270,27 @@ async fn call_tool_summarized_uses_the_explicit_budget() {
     .unwrap();
     let meta = &result.meta.unwrap()["condense"];
     assert!(meta["tokens_after"].as_u64().unwrap() <= 150);
+}
+
+#[tokio::test]
+async fn call_tool_summarized_is_a_method_of_any_tool_service_behind_a_timeout() {
+    let tools = service_fn(|_: ToolCall| async {
+        let rows: Vec<String> = big_log(1000).lines().map(str::to_owned).collect();
+        Ok::<_, Infallible>(json!({ "rows": rows }))
+    });
+    let mut client = ServiceBuilder::new()
+        .timeout(Duration::from_secs(30))
+        .layer(CondenseLayer::new(condenser()))
+        .service(tools);
+    let answer = client
+        .call_tool_summarized("read_rows", json!({}), Some("which job failed"), 200)
+        .await
+        .unwrap();
+    let text = answer
+        .as_str()
+        .expect("the condensed JSON comes back as text");
+    assert!(text.starts_with("[condense: "), "{text}");
+    assert!(TokenCounter::default().count(text) <= 200);
 }
 
 /// A tool whose text and structured copy are both large: 400 rows.

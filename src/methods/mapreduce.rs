@@ -505,6 +505,9 @@ pub struct MapReduceOutcome {
     pub timed_out: bool,
     /// Facts the facts guard appended.
     pub kept_verbatim: usize,
+    /// The first failed LLM call's error: the cause to name when every chunk fell back (an
+    /// endpoint that is down, a key that is refused).
+    pub first_error: Option<LlmError>,
 }
 
 /// The map-reduce driver. Cheap to clone; clones share the concurrency limit and the cache.
@@ -833,7 +836,7 @@ impl MapReduce {
                 continue;
             };
             let (level, index) = call.slot;
-            let text = match self.settle(&call, result).await {
+            let text = match self.settle(&call, result, &mut outcome.first_error).await {
                 Some(answer) => answer,
                 None => {
                     let source = if level == 0 {
@@ -870,7 +873,12 @@ impl MapReduce {
 
     /// A finished call's answer, cut to its budget and cached; `None` when the call failed or
     /// answered nothing, so that the caller condenses its input extractively instead.
-    async fn settle(&self, call: &Running, result: Result<String, LlmError>) -> Option<String> {
+    async fn settle(
+        &self,
+        call: &Running,
+        result: Result<String, LlmError>,
+        first_error: &mut Option<LlmError>,
+    ) -> Option<String> {
         let (level, part) = call.slot;
         match result.map(|answer| self.fit_answer(&answer, call.budget)) {
             Ok(Some(answer)) => {
@@ -885,6 +893,7 @@ impl MapReduce {
             }
             Err(error) => {
                 warn!(level, part, %error, "LLM call failed; condensing extractively");
+                first_error.get_or_insert(error);
                 None
             }
         }
