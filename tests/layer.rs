@@ -293,6 +293,50 @@ async fn call_tool_summarized_is_a_method_of_any_tool_service_behind_a_timeout()
     assert!(TokenCounter::default().count(text) <= 200);
 }
 
+#[tokio::test]
+async fn the_layer_takes_a_policy_and_keeps_sharing_the_originals() {
+    let condenser = condenser();
+    let tools = service_fn(|call: ToolCall| async move {
+        Ok::<_, Infallible>(ToolResult::text(big_log(3000)).with_error(call.name == "failing"))
+    });
+    let keep_errors = |subject: &condense::policy::Subject<'_>| {
+        if subject.is_error() {
+            condense::policy::Decision::PassThrough
+        } else {
+            condense::policy::Decision::Defer
+        }
+    };
+    let policy = condense::policy::Policy::or(
+        keep_errors,
+        condense::policy::RulesPolicy::new(condenser.config().clone()),
+    );
+    let mut client = CondenseLayer::new(condenser.clone())
+        .with_policy(policy)
+        .layer(tools);
+    let error = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("failing", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(error.content[0].as_text(), Some(big_log(3000).as_str()));
+    let condensed = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("read_log", json!({})))
+        .await
+        .unwrap();
+    let reference = condensed.condense_meta()[0].reference.clone().unwrap();
+    // The original is kept in the store the condenser shares with the layer.
+    let original = condenser
+        .retrieve(&reference, condense::Selection::All)
+        .await
+        .unwrap();
+    assert_eq!(original, big_log(3000));
+}
+
 /// A tool whose text and structured copy are both large: 400 rows.
 async fn rows_with_structured_copy(call: ToolCall) -> Result<ToolResult, Infallible> {
     let rows: Vec<serde_json::Value> = (0..400)

@@ -118,6 +118,29 @@ impl Condenser {
         }
     }
 
+    /// The same engine (caches, originals, LLM client and its limits, hook) deciding with
+    /// `policy` instead: for one front door, or one group of tools, that condenses by other
+    /// rules than the rest.
+    #[must_use]
+    pub fn with_policy(&self, policy: impl Policy) -> Self {
+        let inner = &self.inner;
+        Condenser {
+            inner: Arc::new(Inner {
+                config: inner.config.clone(),
+                policy: Box::new(policy),
+                llm: inner.llm.clone(),
+                chunk_cache: inner.chunk_cache.clone(),
+                call_limit: inner.call_limit.clone(),
+                merge_limit: inner.merge_limit.clone(),
+                progress: inner.progress.clone(),
+                prompts: inner.prompts.clone(),
+                secrets: inner.secrets.clone(),
+                store: inner.store.clone(),
+                hook: inner.hook.clone(),
+            }),
+        }
+    }
+
     /// The configuration in use.
     pub fn config(&self) -> &Config {
         &self.inner.config
