@@ -9,11 +9,11 @@ use crate::config::Mode;
 use crate::llm::{LlmError, Summarizer};
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::extract::{ExtractHints, extract};
+use crate::methods::llm::summarize_direct;
 use crate::methods::mapreduce::{Hints, MapReduce, MapReduceOptions};
 use crate::methods::truncate::{group, truncate};
 use crate::methods::verify::guard_facts;
 use crate::policy::Plan;
-use crate::prompts::{Template, Vars};
 use crate::tokens::TokenCounter;
 
 impl Condenser {
@@ -161,8 +161,16 @@ impl Condenser {
         let settings = &self.inner.config.mapreduce;
         let direct = match counter.count_up_to(text, settings.direct_max_tokens) {
             Some(_) => {
-                self.summarize_direct(llm.as_ref(), text, request, body_budget, counter)
-                    .await
+                summarize_direct(
+                    llm.as_ref(),
+                    &self.inner.prompts,
+                    &self.inner.call_limit,
+                    text,
+                    &self.hints(request),
+                    body_budget,
+                    counter,
+                )
+                .await
             }
             None => Err(LlmError::ContextWindowExceeded {
                 message: "larger than a direct call takes".into(),
@@ -199,53 +207,6 @@ impl Condenser {
             summary
         };
         Ok((summary, method))
-    }
-
-    pub(super) async fn summarize_direct(
-        &self,
-        llm: &dyn Summarizer,
-        text: &str,
-        request: &Request<'_>,
-        body_budget: usize,
-        counter: &TokenCounter,
-    ) -> Result<String, LlmError> {
-        let mut vars = Vars::new(text, body_budget);
-        if !request.tool.is_empty() {
-            vars = vars.tool(request.tool);
-        }
-        if let Some(query) = request.query {
-            vars = vars.query(query);
-        }
-        let template = match request.schema_hint {
-            Some(hint) => {
-                vars = vars.schema_hint(hint);
-                Template::Extract
-            }
-            None => Template::Summarize,
-        };
-        let completion = self.inner.prompts.request(template, &vars);
-        let prompt_tokens = counter.count(&completion.system) + counter.count(&completion.user);
-        // A tenth of the window is left free: the model's tokenizer may count more than ours.
-        if prompt_tokens + body_budget > llm.context_window() * 9 / 10 {
-            return Err(LlmError::ContextWindowExceeded {
-                message: format!(
-                    "{} prompt tokens and {} for the answer exceed the {}-token window",
-                    group(prompt_tokens),
-                    group(body_budget),
-                    group(llm.context_window())
-                ),
-            });
-        }
-        let summary = {
-            // The semaphore is never closed; a closed one would only lift the bound.
-            let _permit = self.inner.call_limit.acquire().await.ok();
-            llm.complete(completion).await?
-        };
-        let summary = summary.trim();
-        if summary.is_empty() {
-            return Err(LlmError::EmptyAnswer);
-        }
-        Ok(counter.prefix_within(summary, body_budget).to_owned())
     }
 
     pub(super) fn hints<'r>(&self, request: &Request<'r>) -> Hints<'r> {
