@@ -11,21 +11,23 @@ pub mod policy;
 pub mod prompts;
 pub mod secrets;
 pub mod store;
+pub mod structured;
 pub mod tokens;
 pub mod tool;
 
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-pub use config::{Config, Mode, Rule};
+pub use config::{Config, Mode, ProxyConfig, Rule};
 pub use engine::{
-    CallInfo, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,
+    CallInfo, CondenseMeta, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,
 };
 pub use error::{ConfigError, PromptError, RetrieveError};
 pub use layer::{Condense, CondenseLayer};
 pub use llm::{LiteLlm, LlmError, Summarizer};
 pub use secrets::{SecretKind, SecretRedactor};
 pub use store::Selection;
+pub use structured::StructuredContentPolicy;
 pub use tokens::{Encoding, TokenCounter, estimate_tokens};
 pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};
 
@@ -33,7 +35,9 @@ use tower::{Service, ServiceExt};
 
 /// Calls one tool through a condensing client with an explicit query and budget: the result
 /// comes back whole when it has at most `budget` tokens, and condensed to `budget` tokens,
-/// focused on `query`, when it has more.
+/// focused on `query`, when it has more. `client` is any tool service: a [`Condense`] or one
+/// wrapped further (behind a `.timeout()`), returning [`ToolResult`], JSON or text. The same
+/// call is a method on every such service through [`ToolClientExt`].
 ///
 /// # Errors
 ///
@@ -65,14 +69,14 @@ use tower::{Service, ServiceExt};
 /// # });
 /// ```
 pub async fn call_tool_summarized<S>(
-    client: &mut Condense<S>,
+    client: &mut S,
     tool: &str,
     arguments: serde_json::Value,
     query: Option<&str>,
     budget: usize,
-) -> Result<ToolResult, S::Error>
+) -> Result<S::Response, S::Error>
 where
-    S: Service<ToolCall, Response = ToolResult>,
+    S: Service<ToolCall>,
 {
     let mut call = ToolCall::new(tool, arguments).with_budget_tokens(budget);
     if let Some(query) = query {
@@ -80,3 +84,45 @@ where
     }
     client.ready().await?.call(call).await
 }
+
+/// [`call_tool_summarized`] as a method of every tool service.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use condense::{CondenseLayer, Condenser, Config, ToolCall, ToolClientExt};
+/// use tower::{ServiceBuilder, service_fn};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// // A tool returning plain text, behind a timeout.
+/// let tools = service_fn(|_call: ToolCall| async {
+///     Ok::<_, std::convert::Infallible>("line of output\n".repeat(5000))
+/// });
+/// let mut client = ServiceBuilder::new()
+///     .timeout(Duration::from_secs(30))
+///     .layer(CondenseLayer::new(Condenser::new(Config::default()).unwrap()))
+///     .service(tools);
+/// let text = client
+///     .call_tool_summarized("tail_log", serde_json::json!({}), None, 200)
+///     .await
+///     .unwrap();
+/// assert!(text.starts_with("[condense: "));
+/// # });
+/// ```
+pub trait ToolClientExt: Service<ToolCall> {
+    /// Calls `tool` with an explicit query and budget; see [`call_tool_summarized`].
+    fn call_tool_summarized(
+        &mut self,
+        tool: &str,
+        arguments: serde_json::Value,
+        query: Option<&str>,
+        budget: usize,
+    ) -> impl std::future::Future<Output = Result<Self::Response, Self::Error>>
+    where
+        Self: Sized,
+    {
+        call_tool_summarized(self, tool, arguments, query, budget)
+    }
+}
+
+impl<S: Service<ToolCall>> ToolClientExt for S {}

@@ -404,3 +404,53 @@ async fn a_schema_hint_uses_the_extraction_prompts() {
         "{user}"
     );
 }
+
+#[tokio::test]
+async fn an_unreachable_endpoint_is_named_as_the_reason_for_a_map_reduce_input() {
+    let url = dead_url().await;
+    // About 16,000 tokens: above `direct_max_tokens`, so the LLM rung is map-reduce.
+    let out = condenser_for(&url, Duration::from_secs(1))
+        .condense(&shard_log(800), &request())
+        .await;
+    assert_eq!(out.method, Method::Extract);
+    let reason = out.fallback.expect("the LLM rung did not answer");
+    assert!(
+        reason.contains("could not reach the LLM endpoint"),
+        "{reason}"
+    );
+    assert!(!reason.contains("chunk summaries failed"), "{reason}");
+}
+
+#[tokio::test]
+async fn summarize_if_needed_bounds_the_answer_by_max_tokens() {
+    let condenser = Condenser::new(Config::default()).unwrap();
+    let value = serde_json::Value::String(output());
+    let counter = TokenCounter::default();
+    let before = counter.count(&output());
+    let outcome = condenser
+        .summarize_if_needed_outcome(&value, 1200, Some("which shard failed"), None)
+        .await;
+    assert_eq!(outcome.method, Method::Extract);
+    // The bound is the caller's max_tokens, not half of it.
+    assert!(outcome.tokens_after <= 1200, "{}", outcome.tokens_after);
+    assert!(outcome.tokens_after > 600, "{}", outcome.tokens_after);
+    assert_eq!(counter.count(&outcome.text), outcome.tokens_after);
+    assert_eq!(outcome.tokens_before, before);
+    let reference = outcome.reference.expect("the original is kept");
+    let original = condenser
+        .retrieve(&reference, Selection::All)
+        .await
+        .unwrap();
+    assert_eq!(original, output());
+    let (text, condensed) = condenser
+        .summarize_if_needed(&value, 1200, None, None)
+        .await;
+    assert!(condensed);
+    assert!(counter.count(&text) <= 1200);
+    let whole = condenser
+        .summarize_if_needed_outcome(&value, before, None, None)
+        .await;
+    assert_eq!(whole.method, Method::PassThrough);
+    assert_eq!(whole.text, output());
+    assert_eq!(whole.tokens_before, before);
+}

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use condense::{
-    CondenseLayer, Condensed, Condenser, Config, Content, Method, Request, ToolCall, ToolResult,
-    Verdict, call_tool_summarized,
+    CondenseLayer, Condensed, Condenser, Config, Content, Method, Request, TokenCounter, ToolCall,
+    ToolClientExt, ToolResult, Verdict, call_tool_summarized,
 };
 use serde_json::json;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
@@ -270,6 +270,178 @@ async fn call_tool_summarized_uses_the_explicit_budget() {
     .unwrap();
     let meta = &result.meta.unwrap()["condense"];
     assert!(meta["tokens_after"].as_u64().unwrap() <= 150);
+}
+
+#[tokio::test]
+async fn call_tool_summarized_is_a_method_of_any_tool_service_behind_a_timeout() {
+    let tools = service_fn(|_: ToolCall| async {
+        let rows: Vec<String> = big_log(1000).lines().map(str::to_owned).collect();
+        Ok::<_, Infallible>(json!({ "rows": rows }))
+    });
+    let mut client = ServiceBuilder::new()
+        .timeout(Duration::from_secs(30))
+        .layer(CondenseLayer::new(condenser()))
+        .service(tools);
+    let answer = client
+        .call_tool_summarized("read_rows", json!({}), Some("which job failed"), 200)
+        .await
+        .unwrap();
+    let text = answer
+        .as_str()
+        .expect("the condensed JSON comes back as text");
+    assert!(text.starts_with("[condense: "), "{text}");
+    assert!(TokenCounter::default().count(text) <= 200);
+}
+
+#[tokio::test]
+async fn the_layer_takes_a_policy_and_keeps_sharing_the_originals() {
+    let condenser = condenser();
+    let tools = service_fn(|call: ToolCall| async move {
+        Ok::<_, Infallible>(ToolResult::text(big_log(3000)).with_error(call.name == "failing"))
+    });
+    let keep_errors = |subject: &condense::policy::Subject<'_>| {
+        if subject.is_error() {
+            condense::policy::Decision::PassThrough
+        } else {
+            condense::policy::Decision::Defer
+        }
+    };
+    let policy = condense::policy::Policy::or(
+        keep_errors,
+        condense::policy::RulesPolicy::new(condenser.config().clone()),
+    );
+    let mut client = CondenseLayer::new(condenser.clone())
+        .with_policy(policy)
+        .layer(tools);
+    let error = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("failing", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(error.content[0].as_text(), Some(big_log(3000).as_str()));
+    let condensed = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("read_log", json!({})))
+        .await
+        .unwrap();
+    let reference = condensed.condense_meta()[0].reference.clone().unwrap();
+    // The original is kept in the store the condenser shares with the layer.
+    let original = condenser
+        .retrieve(&reference, condense::Selection::All)
+        .await
+        .unwrap();
+    assert_eq!(original, big_log(3000));
+}
+
+/// A tool whose text and structured copy are both large: 400 rows.
+async fn rows_with_structured_copy(call: ToolCall) -> Result<ToolResult, Infallible> {
+    let rows: Vec<serde_json::Value> = (0..400)
+        .map(|i| json!({"id": i, "name": format!("package-{i}"), "version": format!("1.{i}.0")}))
+        .collect();
+    let text = if call.name == "small" {
+        "3 rows".to_owned()
+    } else {
+        serde_json::to_string_pretty(&rows).unwrap()
+    };
+    Ok(ToolResult::text(text).with_structured_content(json!({"total": 400, "rows": rows})))
+}
+
+fn call_layer(
+    config: &str,
+) -> condense::Condense<impl Service<ToolCall, Response = ToolResult, Error = Infallible>> {
+    let config = Config::from_toml_str(
+        &format!("[defaults]\nthreshold_tokens = 500\nbudget_tokens = 300\n{config}"),
+        "test.toml",
+    )
+    .unwrap();
+    CondenseLayer::new(Condenser::new(config).unwrap()).layer(service_fn(rows_with_structured_copy))
+}
+
+#[tokio::test]
+async fn structured_content_of_a_condensed_result_is_dropped_by_default() {
+    let mut client = call_layer("");
+    let condensed = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("list_rows", json!({})))
+        .await
+        .unwrap();
+    assert!(condensed.condense_meta()[0].method != Method::PassThrough);
+    assert_eq!(condensed.structured_content, None);
+    // A result that is not condensed keeps its structured copy.
+    let small = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("small", json!({})))
+        .await
+        .unwrap();
+    assert!(small.condense_meta().is_empty());
+    assert_eq!(small.structured_content.unwrap()["total"], 400);
+}
+
+#[tokio::test]
+async fn structured_content_policy_keep_and_condense_follow_the_rule() {
+    let mut client = call_layer(
+        "[[tools]]\nmatch = \"keep_*\"\nstructured_content = \"keep\"\n[[tools]]\nmatch = \"shrink_*\"\nstructured_content = \"condense\"\n",
+    );
+    let kept = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("keep_rows", json!({})))
+        .await
+        .unwrap();
+    assert!(!kept.condense_meta().is_empty());
+    let kept = kept.structured_content.unwrap();
+    assert_eq!(kept["rows"].as_array().unwrap().len(), 400);
+    let schema = json!({
+        "type": "object",
+        "required": ["total", "rows"],
+        "properties": {"rows": {"type": "array", "minItems": 10}}
+    });
+    let shrunk = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("shrink_rows", json!({})).with_output_schema(schema))
+        .await
+        .unwrap();
+    let shrunk = shrunk.structured_content.unwrap();
+    let rows = shrunk["rows"].as_array().unwrap().len();
+    assert!((10..400).contains(&rows), "{rows} rows");
+    assert_eq!(shrunk["total"], 400);
+}
+
+#[tokio::test]
+async fn condense_meta_reads_what_the_layer_wrote() {
+    let mut client = CondenseLayer::new(condenser()).layer(service_fn(|_: ToolCall| async {
+        Ok::<_, Infallible>(ToolResult::text(big_log(3000)))
+    }));
+    let result = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("read_log", json!({})))
+        .await
+        .unwrap();
+    let metas = result.condense_meta();
+    assert_eq!(metas.len(), 1);
+    let meta = &metas[0];
+    let raw = &result.meta.as_ref().unwrap()["condense"];
+    assert_eq!(meta.method.name(), raw["method"].as_str().unwrap());
+    assert_eq!(meta.reference.as_deref(), raw["ref"].as_str());
+    assert_eq!(
+        meta.tokens_after as u64,
+        raw["tokens_after"].as_u64().unwrap()
+    );
+    assert!(!meta.cached);
+    assert_eq!(&meta.to_json(), raw);
 }
 
 async fn futures_join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>

@@ -69,6 +69,16 @@ pub enum ChunkStrategy {
     Token,
 }
 
+impl ChunkStrategy {
+    /// The name used in config files and tool arguments; stable, so it can key a cache.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkStrategy::Semantic => "semantic",
+            ChunkStrategy::Token => "token",
+        }
+    }
+}
+
 /// What kind of text is being chunked, which decides where the semantic strategy may cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

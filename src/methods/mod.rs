@@ -2,6 +2,7 @@
 
 pub mod chunk;
 pub mod extract;
+pub(crate) mod llm;
 pub mod mapreduce;
 mod reduce_tree;
 pub mod truncate;

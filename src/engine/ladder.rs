@@ -1,0 +1,359 @@
+//! The ladder of methods: LLM (direct or map-reduce) → extractive → truncation, with the
+//! facts guard and the header.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request, Verdict};
+use crate::config::Mode;
+use crate::llm::{LlmError, Summarizer};
+use crate::methods::chunk::ChunkStrategy;
+use crate::methods::extract::{ExtractHints, extract};
+use crate::methods::llm::summarize_direct;
+use crate::methods::mapreduce::{Hints, MapReduce, MapReduceOptions};
+use crate::methods::truncate::{group, truncate};
+use crate::methods::verify::guard_facts;
+use crate::policy::Plan;
+use crate::tokens::TokenCounter;
+
+impl Condenser {
+    /// The ladder: LLM (when allowed and configured) → extractive → truncation, within the
+    /// plan's deadline.
+    pub(super) async fn ladder(
+        &self,
+        text: &str,
+        request: &Request<'_>,
+        plan: Plan,
+        reference: &str,
+        note: Option<&str>,
+        started: Instant,
+    ) -> Condensed {
+        let counter = TokenCounter::new(plan.encoding);
+        let deadline = tokio::time::Instant::from_std(started + plan.deadline);
+        // Count the original while the methods run: the header needs it, and on large inputs
+        // it is the slowest part of the extractive path.
+        let tokens_before = {
+            let owned: Arc<str> = Arc::from(text);
+            tokio::task::spawn_blocking(move || counter.count(&owned))
+        };
+        let body_budget = plan.budget_tokens.saturating_sub(HEADER_RESERVE);
+        let mut fallback = None;
+        let mut candidate: Option<(String, Method)> = None;
+
+        let wants_llm = matches!(plan.mode, Mode::Auto | Mode::Llm);
+        if wants_llm && body_budget >= MIN_METHOD_BUDGET {
+            match &self.inner.llm {
+                Some(llm) => {
+                    let attempt = tokio::time::timeout_at(
+                        deadline,
+                        self.summarize(llm, text, request, body_budget, &counter, deadline),
+                    )
+                    .await;
+                    match attempt {
+                        Ok(Ok(summary)) => candidate = Some(summary),
+                        Ok(Err(error)) => fallback = Some(format!("LLM failed: {error}")),
+                        Err(_) => {
+                            fallback = Some(format!(
+                                "LLM missed the {} ms deadline",
+                                plan.deadline.as_millis()
+                            ))
+                        }
+                    }
+                }
+                None if plan.mode == Mode::Llm => {
+                    fallback = Some("no LLM is configured".into());
+                }
+                None => {}
+            }
+        }
+
+        let tokens_before = tokens_before.await.unwrap_or(text.len());
+        if let Some((body, method)) = candidate.take() {
+            let outcome = self.finish(
+                &body,
+                method,
+                tokens_before,
+                reference,
+                note,
+                &counter,
+                plan,
+            );
+            match self.notify(&outcome, request) {
+                Verdict::Keep => return with_fallback(outcome, fallback),
+                Verdict::Veto => fallback = Some(format!("{method} result vetoed by the hook")),
+            }
+        }
+
+        if plan.mode != Mode::Truncate && body_budget >= MIN_METHOD_BUDGET {
+            let hints = ExtractHints {
+                query: request.query,
+                tool: Some(request.tool).filter(|t| !t.is_empty()),
+                arguments: request.arguments,
+            };
+            let body = run_extract(text, hints, body_budget, counter).await;
+            match body {
+                Some(body) => {
+                    let outcome = self.finish(
+                        &body,
+                        Method::Extract,
+                        tokens_before,
+                        reference,
+                        note,
+                        &counter,
+                        plan,
+                    );
+                    match self.notify(&outcome, request) {
+                        Verdict::Keep => return with_fallback(outcome, fallback),
+                        Verdict::Veto => {
+                            fallback = Some("extract result vetoed by the hook".into());
+                        }
+                    }
+                }
+                None => fallback = Some("the extractive compressor failed".into()),
+            }
+        }
+
+        let body = truncate(text, body_budget.max(1), &counter, Some(reference));
+        let outcome = self.finish(
+            &body,
+            Method::Truncate,
+            tokens_before,
+            reference,
+            note,
+            &counter,
+            plan,
+        );
+        self.notify(&outcome, request);
+        with_fallback(outcome, fallback)
+    }
+
+    /// The LLM rung: one call when the output fits (`direct_max_tokens` and the model's
+    /// window), map-reduce otherwise or when the endpoint says the prompt overflowed. Then the
+    /// facts guard.
+    pub(super) async fn summarize(
+        &self,
+        llm: &Arc<dyn Summarizer>,
+        text: &str,
+        request: &Request<'_>,
+        body_budget: usize,
+        counter: &TokenCounter,
+        deadline: tokio::time::Instant,
+    ) -> Result<(String, Method), LlmError> {
+        // Everything below sends text to the model, or derives from what the model saw (the
+        // facts guard quotes the redacted text, so a summary never mixes redacted and original
+        // lines). The agent still reaches the original through retrieval.
+        let secrets = &self.inner.secrets;
+        let (text, redacted) = secrets.redact_counted(text);
+        let text: &str = &text;
+        let query = request.query.map(|query| secrets.redact(query));
+        let schema_hint = request.schema_hint.map(|hint| secrets.redact(hint));
+        let request = &Request {
+            query: query.as_deref(),
+            schema_hint: schema_hint.as_deref(),
+            ..*request
+        };
+        if redacted > 0 {
+            tracing::debug!(
+                secrets_redacted = redacted,
+                "secrets masked before the LLM call"
+            );
+        }
+        let settings = &self.inner.config.mapreduce;
+        let direct = match counter.count_up_to(text, settings.direct_max_tokens) {
+            Some(_) => {
+                summarize_direct(
+                    llm.as_ref(),
+                    &self.inner.prompts,
+                    &self.inner.call_limit,
+                    text,
+                    &self.hints(request),
+                    body_budget,
+                    counter,
+                )
+                .await
+            }
+            None => Err(LlmError::ContextWindowExceeded {
+                message: "larger than a direct call takes".into(),
+            }),
+        };
+        let (summary, method) = match direct {
+            Ok(summary) => (summary, Method::Llm),
+            Err(error) if error.is_context_overflow() => {
+                let outcome = self
+                    .map_reduce(llm, counter, request.chunk_strategy)
+                    .run(text, &self.hints(request), body_budget, deadline)
+                    .await;
+                if outcome.timed_out {
+                    return Err(LlmError::Timeout);
+                }
+                if outcome.fallbacks.len() == outcome.chunks && outcome.chunks > 0 {
+                    // The cause, not the count: the first call's own error says what is wrong
+                    // (the endpoint is down, the key is refused).
+                    return Err(outcome.first_error.unwrap_or_else(|| {
+                        LlmError::InvalidResponse(format!(
+                            "every one of {} chunk summaries failed",
+                            outcome.chunks
+                        ))
+                    }));
+                }
+                // The driver ran the facts guard itself when configured.
+                return Ok((outcome.text, Method::MapReduce));
+            }
+            Err(error) => return Err(error),
+        };
+        let summary = if settings.verify_facts {
+            guard_facts(text, &summary, request.query, body_budget, counter)
+        } else {
+            summary
+        };
+        Ok((summary, method))
+    }
+
+    pub(super) fn hints<'r>(&self, request: &Request<'r>) -> Hints<'r> {
+        Hints {
+            query: request.query,
+            tool: Some(request.tool).filter(|t| !t.is_empty()),
+            schema_hint: request.schema_hint,
+            kind: None,
+        }
+    }
+
+    /// The driver for one run; `strategy` overrides the configured one.
+    pub(super) fn map_reduce(
+        &self,
+        llm: &Arc<dyn Summarizer>,
+        counter: &TokenCounter,
+        strategy: Option<ChunkStrategy>,
+    ) -> MapReduce {
+        let settings = &self.inner.config.mapreduce;
+        let mut options = MapReduceOptions::default()
+            .with_chunk_tokens(settings.chunk_tokens)
+            .with_overlap_tokens(settings.overlap_tokens)
+            .with_strategy(strategy.unwrap_or(settings.strategy))
+            .with_group_size(settings.group_size)
+            .with_reduce_concurrency(settings.reduce_concurrency)
+            .with_max_passes(settings.max_passes)
+            .with_critique_rounds(settings.critique_rounds)
+            .with_verify_facts(settings.verify_facts);
+        options.progress = self.inner.progress.clone();
+        let prompts: Arc<dyn crate::methods::mapreduce::MapReducePrompts> =
+            Arc::new(self.inner.prompts.clone());
+        let mut driver = MapReduce::new(llm.clone(), prompts, options, *counter)
+            .with_concurrency_limit(self.inner.call_limit.clone())
+            .with_reduce_limit(self.inner.merge_limit.clone());
+        if let Some(cache) = &self.inner.chunk_cache {
+            driver = driver.with_cache(cache.clone());
+        }
+        driver
+    }
+
+    /// Puts the header (and the input-cut marker, if any) on a body and makes sure the whole
+    /// is within the budget.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn finish(
+        &self,
+        body: &str,
+        method: Method,
+        tokens_before: usize,
+        reference: &str,
+        note: Option<&str>,
+        counter: &TokenCounter,
+        plan: Plan,
+    ) -> Condensed {
+        let budget = plan.budget_tokens;
+        let mut body = body;
+        let mut after = budget;
+        let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
+        for _ in 0..6 {
+            let text = format!(
+                "{}\n{note}{body}",
+                header(method, tokens_before, after, reference)
+            );
+            let count = counter.count(&text);
+            if count > budget {
+                // Give the body fewer tokens by the excess, and try again.
+                let body_tokens = counter.count(body);
+                body = counter.prefix_within(body, body_tokens.saturating_sub(count - budget + 1));
+                continue;
+            }
+            if count == after {
+                return self.condensed(text, method, tokens_before, count, reference);
+            }
+            after = count;
+        }
+        // The header's own count keeps moving by a token: settle on a count-free header.
+        let text = format!(
+            "{}\n{note}{body}",
+            header(method, tokens_before, after, reference)
+        );
+        let text = counter.prefix_within(&text, budget).to_owned();
+        let count = counter.count(&text);
+        self.condensed(text, method, tokens_before, count, reference)
+    }
+
+    pub(super) fn condensed(
+        &self,
+        text: String,
+        method: Method,
+        tokens_before: usize,
+        tokens_after: usize,
+        reference: &str,
+    ) -> Condensed {
+        Condensed {
+            text,
+            method,
+            tokens_before,
+            tokens_after,
+            reference: Some(reference.to_owned()),
+            cached: false,
+            elapsed: Duration::ZERO,
+            fallback: None,
+            input_cut: None,
+        }
+    }
+}
+
+pub(super) fn with_fallback(mut outcome: Condensed, fallback: Option<String>) -> Condensed {
+    outcome.fallback = fallback;
+    outcome
+}
+
+/// Runs the extractive compressor off the async threads for large inputs, and contains a
+/// panic (it must never have one, but a tool call must survive it if it does).
+pub(super) async fn run_extract(
+    text: &str,
+    hints: ExtractHints<'_>,
+    budget: usize,
+    counter: TokenCounter,
+) -> Option<String> {
+    const INLINE_BYTES: usize = 64 * 1024;
+    if text.len() <= INLINE_BYTES {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            extract(text, &hints, budget, &counter)
+        }))
+        .ok();
+    }
+    let text: Arc<str> = Arc::from(text);
+    let query = hints.query.map(str::to_owned);
+    let tool = hints.tool.map(str::to_owned);
+    let arguments = hints.arguments.cloned();
+    tokio::task::spawn_blocking(move || {
+        let hints = ExtractHints {
+            query: query.as_deref(),
+            tool: tool.as_deref(),
+            arguments: arguments.as_ref(),
+        };
+        extract(&text, &hints, budget, &counter)
+    })
+    .await
+    .ok()
+}
+
+/// The header line of a condensed text.
+pub(super) fn header(method: Method, before: usize, after: usize, reference: &str) -> String {
+    format!(
+        "[condense: {method}, {} → {} tokens, original kept as {reference}]",
+        group(before),
+        group(after)
+    )
+}

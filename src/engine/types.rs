@@ -1,0 +1,309 @@
+//! The engine's value types: methods, outcomes, requests, hooks and the captured call.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::Mode;
+use crate::limits::InputCut;
+use crate::methods::chunk::ChunkStrategy;
+use crate::tool::ToolRequest;
+/// Which method produced a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Method {
+    /// Not condensed: the original text.
+    #[serde(rename = "passthrough")]
+    PassThrough,
+    /// An LLM summary in one call.
+    #[serde(rename = "llm")]
+    Llm,
+    /// An LLM summary by map-reduce over chunks.
+    #[serde(rename = "llm-map-reduce")]
+    MapReduce,
+    /// The extractive, query-aware compressor.
+    #[serde(rename = "extract")]
+    Extract,
+    /// Head and tail truncation.
+    #[serde(rename = "truncate")]
+    Truncate,
+}
+
+impl Method {
+    /// The method's name, as shown in headers, metadata and the CLI's JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::PassThrough => "passthrough",
+            Method::Llm => "llm",
+            Method::MapReduce => "llm-map-reduce",
+            Method::Extract => "extract",
+            Method::Truncate => "truncate",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The outcome of condensing one text.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Condensed {
+    /// The text to hand the agent: the original, or the header line and the condensed body.
+    pub text: String,
+    /// The method that produced `text`.
+    pub method: Method,
+    /// Tokens in the original. For a pass-through result this is exact too.
+    pub tokens_before: usize,
+    /// Tokens in `text`, header included.
+    pub tokens_after: usize,
+    /// The ref under which the original is kept, when condensed.
+    pub reference: Option<String>,
+    /// Whether the result came from the cache.
+    pub cached: bool,
+    /// Time spent, including waiting for the LLM.
+    pub elapsed: Duration,
+    /// Why a higher rung did not answer, when one did not (e.g. the LLM's error).
+    pub fallback: Option<String>,
+    /// Set when the input was larger than `[limits] max_input_bytes` and only its start was
+    /// considered; `text` then holds a marker line saying so.
+    pub input_cut: Option<InputCut>,
+}
+
+impl Condensed {
+    /// Whether the text was condensed (anything but pass-through).
+    pub fn was_condensed(&self) -> bool {
+        self.method != Method::PassThrough
+    }
+
+    /// Whether `text` differs from the input: condensed, or cut at the input limit.
+    pub fn was_changed(&self) -> bool {
+        self.was_condensed() || self.input_cut.is_some()
+    }
+
+    /// What a result's metadata says about this outcome.
+    pub fn meta(&self) -> CondenseMeta {
+        CondenseMeta {
+            method: self.method,
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+            reference: self.reference.clone(),
+            cached: self.cached,
+            fallback: self.fallback.clone(),
+            input_cut: self.input_cut.clone(),
+        }
+    }
+
+    /// The outcome as a JSON object, for a result's metadata slot (`_meta.condense`).
+    pub fn to_meta(&self) -> Value {
+        self.meta().to_json()
+    }
+}
+
+/// The typed form of a result's `_meta.condense` entry: what condensing did to one text part.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct CondenseMeta {
+    /// The method that produced the text.
+    pub method: Method,
+    /// Tokens in the original.
+    pub tokens_before: usize,
+    /// Tokens in the text handed on, header included.
+    pub tokens_after: usize,
+    /// The ref under which the original is kept, when condensed or cut.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Whether the result came from the cache.
+    pub cached: bool,
+    /// Why a higher rung did not answer, when one did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Set when only the start of a too-large input was considered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_cut: Option<InputCut>,
+}
+
+impl CondenseMeta {
+    /// The entry as JSON, as it is written into `_meta.condense`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Reads a `_meta.condense` entry: one object, or an array of them for a result whose
+    /// several parts were condensed. Entries of another shape are skipped.
+    pub fn from_entry(entry: &Value) -> Vec<CondenseMeta> {
+        let one = |value: &Value| serde_json::from_value::<CondenseMeta>(value.clone()).ok();
+        match entry {
+            Value::Array(entries) => entries.iter().filter_map(one).collect(),
+            other => one(other).into_iter().collect(),
+        }
+    }
+}
+
+/// What the engine knows about one text to condense besides the text itself.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct Request<'a> {
+    /// The tool's name; selects the config rule. Empty when unknown.
+    pub tool: &'a str,
+    /// What the agent is looking for.
+    pub query: Option<&'a str>,
+    /// The tool's arguments.
+    pub arguments: Option<&'a Value>,
+    /// An explicit budget, overriding the rule's (and its threshold, when lower).
+    pub budget_tokens: Option<usize>,
+    /// An explicit mode, overriding the rule's.
+    pub mode: Option<Mode>,
+    /// Whether the tool reported an error.
+    pub is_error: bool,
+    /// Extraction mode: the kinds of detail the LLM must keep verbatim (names, ids,
+    /// relationships, numbers). `None` is a plain query-aware summary.
+    pub schema_hint: Option<&'a str>,
+    /// The whole output's size in bytes when the text handed over is only its start (the
+    /// caller stopped reading at `[limits] max_input_bytes`). `None`: the text is the whole
+    /// output.
+    pub whole_bytes: Option<usize>,
+    /// How a map-reduce cuts this text, overriding `[mapreduce] strategy`. Only text too large
+    /// for one LLM call is chunked; extraction mode always chunks semantically.
+    pub chunk_strategy: Option<ChunkStrategy>,
+}
+
+impl<'a> Request<'a> {
+    /// A request for output of `tool`.
+    pub fn new(tool: &'a str) -> Self {
+        Request {
+            tool,
+            ..Request::default()
+        }
+    }
+
+    /// Sets the query.
+    #[must_use]
+    pub fn query(mut self, query: Option<&'a str>) -> Self {
+        self.query = query;
+        self
+    }
+
+    /// Sets the tool's arguments.
+    #[must_use]
+    pub fn arguments(mut self, arguments: Option<&'a Value>) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    /// Sets an explicit budget.
+    #[must_use]
+    pub fn budget(mut self, budget: Option<usize>) -> Self {
+        self.budget_tokens = budget;
+        self
+    }
+
+    /// Sets an explicit mode.
+    #[must_use]
+    pub fn mode(mut self, mode: Option<Mode>) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Marks the output as a tool error.
+    #[must_use]
+    pub fn error(mut self, is_error: bool) -> Self {
+        self.is_error = is_error;
+        self
+    }
+
+    /// Turns on extraction mode: the LLM keeps every detail of these kinds.
+    #[must_use]
+    pub fn schema_hint(mut self, hint: Option<&'a str>) -> Self {
+        self.schema_hint = hint;
+        self
+    }
+
+    /// Says that the text is only the start of an output of `bytes` bytes, so the result can
+    /// say how much was left out.
+    #[must_use]
+    pub fn whole_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.whole_bytes = bytes;
+        self
+    }
+
+    /// Sets how a map-reduce cuts this text, overriding the configured strategy.
+    ///
+    /// ```
+    /// use condense::Request;
+    /// use condense::methods::chunk::ChunkStrategy;
+    ///
+    /// let request = Request::new("read_file").chunk_strategy(Some(ChunkStrategy::Token));
+    /// assert_eq!(request.chunk_strategy, Some(ChunkStrategy::Token));
+    /// ```
+    #[must_use]
+    pub fn chunk_strategy(mut self, strategy: Option<ChunkStrategy>) -> Self {
+        self.chunk_strategy = strategy;
+        self
+    }
+}
+
+/// A hook's answer about an outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Deliver it.
+    Keep,
+    /// Do not deliver it: the next rung of the ladder answers instead. Ignored for pass-through
+    /// results, cached results and the last rung.
+    Veto,
+}
+
+/// Receives every outcome before it is delivered: to export metrics, or to veto a summary and
+/// keep the fallback.
+pub trait Hook: Send + Sync + 'static {
+    /// Called once per candidate outcome.
+    fn on_outcome(&self, outcome: &Condensed, request: &Request<'_>) -> Verdict;
+}
+
+impl<F> Hook for F
+where
+    F: Fn(&Condensed, &Request<'_>) -> Verdict + Send + Sync + 'static,
+{
+    fn on_outcome(&self, outcome: &Condensed, request: &Request<'_>) -> Verdict {
+        self(outcome, request)
+    }
+}
+
+/// What the layer captures from a request before the inner service consumes it.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct CallInfo {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's arguments.
+    pub arguments: Option<Value>,
+    /// What the agent is looking for.
+    pub query: Option<String>,
+    /// An explicit budget.
+    pub budget_tokens: Option<usize>,
+}
+
+impl CallInfo {
+    /// Captures what the engine needs from `request`.
+    pub fn from_request<Q: ToolRequest>(request: &Q) -> Self {
+        CallInfo {
+            tool: request.tool_name().to_owned(),
+            arguments: request.arguments().cloned(),
+            query: request.query().map(str::to_owned),
+            budget_tokens: request.budget_tokens(),
+        }
+    }
+
+    /// The engine request for this call.
+    pub fn request(&self) -> Request<'_> {
+        Request::new(&self.tool)
+            .query(self.query.as_deref())
+            .arguments(self.arguments.as_ref())
+            .budget(self.budget_tokens)
+    }
+}

@@ -1,0 +1,422 @@
+//! What a map-reduce run is given and gives back: options, hints, prompts, progress, the
+//! chunk cache and the outcome.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::llm::{CompletionRequest, LlmError};
+use crate::methods::chunk::{Chunk, ChunkOptions, ChunkStrategy, ContentKind};
+use crate::methods::extract::ExtractHints;
+
+/// The most critique rounds run, whatever the options say: beyond two, critiques of a model by
+/// itself oscillate more than they improve (seed 003).
+pub const MAX_CRITIQUE_ROUNDS: usize = 2;
+
+/// Tokens a chat template adds around the system and user messages, reserved on top of the
+/// rendered prompt when sizing chunks against the window.
+pub(super) const CHAT_TEMPLATE_TOKENS: usize = 16;
+
+/// How the map-reduce prompts are rendered: implemented from the prompt templates for plain
+/// summaries and for extraction mode (with a schema hint).
+///
+/// Rendering must not fail and should be cheap; it runs once per chunk and per merge.
+pub trait MapReducePrompts: Send + Sync + fmt::Debug {
+    /// The request that condenses one chunk to at most `budget` tokens.
+    fn map(&self, chunk: &Chunk, hints: &Hints<'_>, budget: usize) -> CompletionRequest;
+
+    /// The request that merges `parts` into at most `budget` tokens; `is_final` on the merge
+    /// whose answer is the summary.
+    fn reduce(
+        &self,
+        parts: &[String],
+        hints: &Hints<'_>,
+        budget: usize,
+        is_final: bool,
+    ) -> CompletionRequest;
+
+    /// The request that reviews a finished `summary` against the query: its answer is `PASS`,
+    /// or a revised summary of at most `budget` tokens. `None` (the default) turns critique off
+    /// whatever the options say.
+    fn critique(
+        &self,
+        summary: &str,
+        hints: &Hints<'_>,
+        budget: usize,
+    ) -> Option<CompletionRequest> {
+        let _ = (summary, hints, budget);
+        None
+    }
+
+    /// A stable hash of the templates, part of every chunk-cache key.
+    fn fingerprint(&self) -> u64;
+}
+
+/// What is known about the call besides the text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hints<'a> {
+    /// What the agent is looking for, if it said.
+    pub query: Option<&'a str>,
+    /// The tool that produced the text.
+    pub tool: Option<&'a str>,
+    /// Extraction mode: the categories of detail to keep (names, ids, relationships, numbers).
+    /// Extraction always chunks semantically.
+    pub schema_hint: Option<&'a str>,
+    /// What kind of text this is; guessed with [`ContentKind::detect`] when `None`.
+    pub kind: Option<ContentKind>,
+}
+
+impl<'a> Hints<'a> {
+    /// Sets the query.
+    #[must_use]
+    pub fn with_query(mut self, query: &'a str) -> Self {
+        self.query = Some(query);
+        self
+    }
+
+    /// Sets the tool name.
+    #[must_use]
+    pub fn with_tool(mut self, tool: &'a str) -> Self {
+        self.tool = Some(tool);
+        self
+    }
+
+    /// Turns on extraction mode with this schema hint.
+    #[must_use]
+    pub fn with_schema_hint(mut self, schema_hint: &'a str) -> Self {
+        self.schema_hint = Some(schema_hint);
+        self
+    }
+
+    /// Sets the content kind.
+    #[must_use]
+    pub fn with_kind(mut self, kind: ContentKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    pub(super) fn for_extract(&self) -> ExtractHints<'a> {
+        ExtractHints {
+            query: self.query,
+            tool: self.tool,
+            ..ExtractHints::default()
+        }
+    }
+}
+
+/// The merge lane that keeps up with a map of `max_concurrency` calls: half of it, rounded up,
+/// at least 1. A tree in groups of 4 has about a third as many merges as chunks, so a map
+/// finishing `C` chunks per latency needs about `C / 3` merges per latency; the rest is slack
+/// for the bursts when a level's last groups complete together.
+///
+/// ```
+/// use condense::methods::mapreduce::default_reduce_concurrency;
+/// assert_eq!(default_reduce_concurrency(5), 3);
+/// assert_eq!(default_reduce_concurrency(1), 1);
+/// ```
+pub fn default_reduce_concurrency(max_concurrency: usize) -> usize {
+    max_concurrency.div_ceil(2).max(1)
+}
+
+/// How many tokens each map answer and each intermediate merge answer may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChunkBudget {
+    /// An equal share of the final budget among the parts of a level, but at least `floor`:
+    /// `max(budget / parts, floor)`, never more than the budget. The default, with a floor of
+    /// 500 (seed 000), so that a chunk summary has room to keep its facts even when there are
+    /// hundreds of chunks; the reduce levels then shrink them.
+    Share {
+        /// The least tokens a part gets.
+        floor: usize,
+    },
+    /// The same number of tokens for every part.
+    Fixed(usize),
+}
+
+impl Default for ChunkBudget {
+    fn default() -> Self {
+        ChunkBudget::Share { floor: 500 }
+    }
+}
+
+impl ChunkBudget {
+    /// The budget of one part when `parts` parts share a final `budget`.
+    pub fn for_parts(self, budget: usize, parts: usize) -> usize {
+        match self {
+            ChunkBudget::Share { floor } => (budget / parts.max(1)).max(floor).min(budget),
+            ChunkBudget::Fixed(tokens) => tokens,
+        }
+    }
+}
+
+/// Where a run is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// The text was cut into this many chunks.
+    Chunked {
+        /// Number of chunks.
+        chunks: usize,
+    },
+    /// Map answers received (cache hits included) out of the chunks.
+    Mapped {
+        /// Answers so far.
+        done: usize,
+        /// Chunks.
+        total: usize,
+    },
+    /// Merges done at a reduce level (1 is the first above the map).
+    Reduced {
+        /// The level.
+        level: usize,
+        /// Merges done so far at this level.
+        done: usize,
+        /// Merges at this level.
+        total: usize,
+    },
+    /// A critique round finished.
+    Critiqued {
+        /// The round, from 1.
+        round: usize,
+    },
+    /// The run is over.
+    Finished,
+}
+
+/// A progress callback, called from the task running [`MapReduce::run`]; it should return
+/// quickly.
+#[derive(Clone)]
+pub struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressFn {
+    /// Wraps a callback.
+    pub fn new(callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressFn(Arc::new(callback))
+    }
+}
+
+impl fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
+/// Settings of a map-reduce run. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct MapReduceOptions {
+    /// The most tokens per chunk, context included. Default 4000. Lowered at run time when a
+    /// chunk, the map prompt and the answer would not fit the model's window.
+    pub chunk_tokens: usize,
+    /// Overlap in tokens where a unit is cut at token boundaries. Default 200.
+    pub overlap_tokens: usize,
+    /// How to cut. Default semantic; extraction mode is always semantic.
+    pub strategy: ChunkStrategy,
+    /// The most map and critique calls in flight at once. Default 5 (seed 000).
+    pub max_concurrency: usize,
+    /// The most merge calls in flight at once, in a lane of their own beside the map's, so that
+    /// the tree climbs while the map is still running. Default `None`: half of
+    /// `max_concurrency`, rounded up ([`default_reduce_concurrency`]). At most
+    /// `max_concurrency + reduce_concurrency` calls of a run are in flight.
+    pub reduce_concurrency: Option<usize>,
+    /// Parts merged by one reduce call. Default 4 (seed 003). At least 2.
+    pub group_size: usize,
+    /// The most reduce levels. Default 8 (room for 4⁸ chunks at the default group size). Parts
+    /// left after the last level are condensed extractively.
+    pub max_passes: usize,
+    /// The budget of each map and intermediate merge answer. Default `Share { floor: 500 }`.
+    pub chunk_budget: ChunkBudget,
+    /// Critique rounds after the reduce. Default 0 (off); at most [`MAX_CRITIQUE_ROUNDS`].
+    pub critique_rounds: usize,
+    /// Whether the facts guard runs on the result. Default true.
+    pub verify_facts: bool,
+    /// Called as the run advances. Default none.
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for MapReduceOptions {
+    fn default() -> Self {
+        let chunking = ChunkOptions::default();
+        MapReduceOptions {
+            chunk_tokens: chunking.chunk_tokens,
+            overlap_tokens: chunking.overlap_tokens,
+            strategy: chunking.strategy,
+            max_concurrency: 5,
+            reduce_concurrency: None,
+            group_size: 4,
+            max_passes: 8,
+            chunk_budget: ChunkBudget::default(),
+            critique_rounds: 0,
+            verify_facts: true,
+            progress: None,
+        }
+    }
+}
+
+impl MapReduceOptions {
+    /// Sets the most tokens per chunk (default 4000).
+    #[must_use]
+    pub fn with_chunk_tokens(mut self, chunk_tokens: usize) -> Self {
+        self.chunk_tokens = chunk_tokens;
+        self
+    }
+
+    /// Sets the overlap for token-boundary cuts (default 200).
+    #[must_use]
+    pub fn with_overlap_tokens(mut self, overlap_tokens: usize) -> Self {
+        self.overlap_tokens = overlap_tokens;
+        self
+    }
+
+    /// Sets the chunking strategy (default semantic).
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: ChunkStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Sets the most map and critique calls in flight (default 5; at least 1).
+    #[must_use]
+    pub fn with_max_concurrency(mut self, max_concurrency: usize) -> Self {
+        self.max_concurrency = max_concurrency;
+        self
+    }
+
+    /// Sets the most merge calls in flight (default half of `max_concurrency`, rounded up; at
+    /// least 1).
+    #[must_use]
+    pub fn with_reduce_concurrency(mut self, reduce_concurrency: usize) -> Self {
+        self.reduce_concurrency = Some(reduce_concurrency);
+        self
+    }
+
+    /// Sets the parts per merge (default 4; at least 2).
+    #[must_use]
+    pub fn with_group_size(mut self, group_size: usize) -> Self {
+        self.group_size = group_size;
+        self
+    }
+
+    /// Sets the most reduce levels (default 8).
+    #[must_use]
+    pub fn with_max_passes(mut self, max_passes: usize) -> Self {
+        self.max_passes = max_passes;
+        self
+    }
+
+    /// Sets the per-part budget rule (default `Share { floor: 500 }`).
+    #[must_use]
+    pub fn with_chunk_budget(mut self, chunk_budget: ChunkBudget) -> Self {
+        self.chunk_budget = chunk_budget;
+        self
+    }
+
+    /// Sets the critique rounds (default 0; at most [`MAX_CRITIQUE_ROUNDS`]).
+    #[must_use]
+    pub fn with_critique_rounds(mut self, critique_rounds: usize) -> Self {
+        self.critique_rounds = critique_rounds;
+        self
+    }
+
+    /// Turns the facts guard on or off (default on).
+    #[must_use]
+    pub fn with_verify_facts(mut self, verify_facts: bool) -> Self {
+        self.verify_facts = verify_facts;
+        self
+    }
+
+    /// Sets the progress callback (default none).
+    #[must_use]
+    pub fn with_progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressFn::new(progress));
+        self
+    }
+}
+
+/// A cache of map and merge answers, weighted by bytes. Cheap to clone; clones share entries,
+/// so one cache serves every run of every [`MapReduce`] it is given to.
+#[derive(Clone)]
+pub struct ChunkCache {
+    entries: moka::future::Cache<u128, Arc<str>>,
+}
+
+impl fmt::Debug for ChunkCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChunkCache")
+            .field("entries", &self.entries.entry_count())
+            .field("bytes", &self.entries.weighted_size())
+            .finish()
+    }
+}
+
+impl ChunkCache {
+    /// A cache holding at most about `max_bytes` of answers, kept until evicted.
+    pub fn new(max_bytes: u64) -> Self {
+        Self::build(max_bytes, None)
+    }
+
+    /// A cache holding at most about `max_bytes` of answers, each for at most `ttl`.
+    pub fn with_ttl(max_bytes: u64, ttl: Duration) -> Self {
+        Self::build(max_bytes, Some(ttl))
+    }
+
+    fn build(max_bytes: u64, ttl: Option<Duration>) -> Self {
+        let mut builder = moka::future::Cache::builder()
+            .max_capacity(max_bytes)
+            // The key and the entry's bookkeeping cost about as much as a short answer.
+            .weigher(|_key: &u128, answer: &Arc<str>| {
+                u32::try_from(answer.len() + 64).unwrap_or(u32::MAX)
+            });
+        if let Some(ttl) = ttl {
+            builder = builder.time_to_live(ttl);
+        }
+        ChunkCache {
+            entries: builder.build(),
+        }
+    }
+
+    pub(super) async fn get(&self, key: u128) -> Option<Arc<str>> {
+        self.entries.get(&key).await
+    }
+
+    pub(super) async fn insert(&self, key: u128, answer: Arc<str>) {
+        self.entries.insert(key, answer).await;
+    }
+}
+
+/// What a run produced, and what it took.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct MapReduceOutcome {
+    /// The summary: at most the budget by the counter.
+    pub text: String,
+    /// Chunks the text was cut into.
+    pub chunks: usize,
+    /// LLM calls made for chunks (cache hits excluded).
+    pub map_calls: usize,
+    /// LLM calls made for merges (cache hits excluded).
+    pub reduce_calls: usize,
+    /// LLM calls made for critique.
+    pub critique_calls: usize,
+    /// Map and merge answers taken from the cache.
+    pub cache_hits: usize,
+    /// Indexes of the chunks whose summary is the extractive condensing of the chunk, because
+    /// their LLM call failed.
+    pub fallbacks: Vec<usize>,
+    /// Merges whose answer is extractive because their LLM call failed, or parts condensed
+    /// extractively after the last reduce level.
+    pub merge_fallbacks: usize,
+    /// Reduce levels run: those whose answer is the summary when the run finishes, else those
+    /// started.
+    pub levels: usize,
+    /// The deadline passed before the reduce was done: the text is the extractive condensing of
+    /// the whole input.
+    pub timed_out: bool,
+    /// Facts the facts guard appended.
+    pub kept_verbatim: usize,
+    /// The first failed LLM call's error: the cause to name when every chunk fell back (an
+    /// endpoint that is down, a key that is refused).
+    pub first_error: Option<LlmError>,
+}
