@@ -23,7 +23,9 @@
 //!
 //! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
 
+mod adapt;
 mod backoff;
+mod client;
 mod condenser;
 mod engine;
 mod error;
@@ -38,6 +40,8 @@ mod supervisor;
 mod tools;
 mod upstream;
 
+pub use adapt::McpCall;
+pub use client::{McpCallError, McpTools};
 pub use error::ProxyError;
 pub use proxy::{ProxyOptions, run};
 pub use settings::{
