@@ -32,6 +32,7 @@ mod error;
 mod http;
 mod progress;
 mod proxy;
+mod relay;
 mod server;
 mod settings;
 mod setup;

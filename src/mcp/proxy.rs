@@ -155,7 +155,7 @@ fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Sh
 const KEPT_CONDENSERS: usize = 3;
 
 /// Reads the file (or the defaults) into proxy settings and a condensing engine.
-fn load(
+pub(super) fn load(
     path: Option<&Path>,
     previous: Vec<Arc<dyn ResultCondenser>>,
 ) -> Result<Loaded, ProxyError> {
