@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tracing::Instrument;
 
 use crate::config::{Config, LlmConfig, Mode};
@@ -32,18 +32,23 @@ use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::{ToolRequest, ToolResponse, render_value};
 
 /// Which method produced a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Method {
     /// Not condensed: the original text.
+    #[serde(rename = "passthrough")]
     PassThrough,
     /// An LLM summary in one call.
+    #[serde(rename = "llm")]
     Llm,
     /// An LLM summary by map-reduce over chunks.
+    #[serde(rename = "llm-map-reduce")]
     MapReduce,
     /// The extractive, query-aware compressor.
+    #[serde(rename = "extract")]
     Extract,
     /// Head and tail truncation.
+    #[serde(rename = "truncate")]
     Truncate,
 }
 
@@ -102,22 +107,62 @@ impl Condensed {
         self.was_condensed() || self.input_cut.is_some()
     }
 
-    /// The outcome as a JSON object, for a result's metadata slot.
+    /// What a result's metadata says about this outcome.
+    pub fn meta(&self) -> CondenseMeta {
+        CondenseMeta {
+            method: self.method,
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+            reference: self.reference.clone(),
+            cached: self.cached,
+            fallback: self.fallback.clone(),
+            input_cut: self.input_cut.clone(),
+        }
+    }
+
+    /// The outcome as a JSON object, for a result's metadata slot (`_meta.condense`).
     pub fn to_meta(&self) -> Value {
-        let mut meta = json!({
-            "method": self.method.name(),
-            "tokens_before": self.tokens_before,
-            "tokens_after": self.tokens_after,
-            "ref": self.reference,
-            "cached": self.cached,
-        });
-        if let Some(reason) = &self.fallback {
-            meta["fallback"] = Value::String(reason.clone());
+        self.meta().to_json()
+    }
+}
+
+/// The typed form of a result's `_meta.condense` entry: what condensing did to one text part.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct CondenseMeta {
+    /// The method that produced the text.
+    pub method: Method,
+    /// Tokens in the original.
+    pub tokens_before: usize,
+    /// Tokens in the text handed on, header included.
+    pub tokens_after: usize,
+    /// The ref under which the original is kept, when condensed or cut.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Whether the result came from the cache.
+    pub cached: bool,
+    /// Why a higher rung did not answer, when one did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Set when only the start of a too-large input was considered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_cut: Option<InputCut>,
+}
+
+impl CondenseMeta {
+    /// The entry as JSON, as it is written into `_meta.condense`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Reads a `_meta.condense` entry: one object, or an array of them for a result whose
+    /// several parts were condensed. Entries of another shape are skipped.
+    pub fn from_entry(entry: &Value) -> Vec<CondenseMeta> {
+        let one = |value: &Value| serde_json::from_value::<CondenseMeta>(value.clone()).ok();
+        match entry {
+            Value::Array(entries) => entries.iter().filter_map(one).collect(),
+            other => one(other).into_iter().collect(),
         }
-        if let Some(cut) = &self.input_cut {
-            meta["input_cut"] = cut.to_meta();
-        }
-        meta
     }
 }
 
@@ -1057,35 +1102,66 @@ impl Condenser {
 
     /// Condenses a whole tool response: its text parts share the budget by water-filling
     /// (short parts stay whole, the longest are condensed to a common cap), and images, audio
-    /// and binary parts pass untouched.
+    /// and binary parts pass untouched. A condensed response's structured copy is handled by
+    /// the tool's [`StructuredContentPolicy`](crate::StructuredContentPolicy).
     pub async fn condense_response<R: ToolResponse>(&self, call: &CallInfo, response: R) -> R {
+        self.condense_response_with_outcomes(call, None, response)
+            .await
+            .0
+    }
+
+    /// As [`Condenser::condense_response`], and also returns what was done to each text part
+    /// that was condensed or cut (empty when the response came back whole). `output_schema`
+    /// is the tool's, which a shrunk `structuredContent` must still match.
+    pub async fn condense_response_with_outcomes<R: ToolResponse>(
+        &self,
+        call: &CallInfo,
+        output_schema: Option<&Value>,
+        mut response: R,
+    ) -> (R, Vec<Condensed>) {
         let parts: Vec<String> = response
             .text_parts()
             .into_iter()
             .map(|p| p.into_owned())
             .collect();
         let request = call.request().error(response.is_error());
-        match parts.len() {
-            0 => response,
+        let (new_parts, outcomes) = match parts.len() {
+            0 => return (response, Vec::new()),
             1 => {
                 let outcome = self.condense(&parts[0], &request).await;
-                if outcome.was_changed() {
-                    let text = outcome.text.clone();
-                    response.rebuild(vec![Some(text)], &[outcome])
-                } else {
-                    response
+                if !outcome.was_changed() {
+                    return (response, Vec::new());
                 }
+                (vec![Some(outcome.text.clone())], vec![outcome])
             }
-            _ => self.condense_parts(parts, request, response).await,
+            _ => self.condense_parts(parts, request).await,
+        };
+        if outcomes.is_empty() {
+            return (response, outcomes);
         }
+        if outcomes.iter().any(Condensed::was_condensed)
+            && let Some(slot) = response.structured_content_mut()
+            && slot.is_some()
+        {
+            let rule = self.inner.config.rule_for(&call.tool);
+            let budget = call.budget_tokens.unwrap_or(rule.budget_tokens);
+            *slot = rule.structured_content.apply(
+                slot.take(),
+                output_schema,
+                budget,
+                &TokenCounter::new(rule.encoding),
+            );
+        }
+        (response.rebuild(new_parts, &outcomes), outcomes)
     }
 
-    async fn condense_parts<R: ToolResponse>(
+    /// The multi-part response: decided once on the joined text, then each part too long for
+    /// the shared budget condensed to the water level.
+    async fn condense_parts(
         &self,
         parts: Vec<String>,
         request: Request<'_>,
-        response: R,
-    ) -> R {
+    ) -> (Vec<Option<String>>, Vec<Condensed>) {
         let rule = self.inner.config.rule_for(request.tool);
         let counter = TokenCounter::new(rule.encoding);
         // Decide on the whole: joined, the parts are what the agent would read.
@@ -1100,14 +1176,14 @@ impl Condenser {
             _ => {
                 let limit = self.inner.config.limits.max_input_bytes;
                 if parts.iter().any(|part| part.len() > limit) {
-                    return self.cut_long_parts(parts, request, response).await;
+                    return self.cut_long_parts(parts, request).await;
                 }
                 // The hook still sees the pass-through outcome.
                 let input = cut_input(&joined, None, usize::MAX);
                 let counted = counted.get().copied();
                 self.pass_through(&joined, input, &request, Instant::now(), counted)
                     .await;
-                return response;
+                return (Vec::new(), Vec::new());
             }
         };
         // Parts larger than the whole budget are capped whatever the water level: count only
@@ -1133,17 +1209,16 @@ impl Condenser {
                 new_parts.push(None);
             }
         }
-        response.rebuild(new_parts, &outcomes)
+        (new_parts, outcomes)
     }
 
     /// A pass-through response still hands on no part longer than the input limit: each such
     /// part goes through [`Condenser::condense`], which cuts it and says so.
-    async fn cut_long_parts<R: ToolResponse>(
+    async fn cut_long_parts(
         &self,
         parts: Vec<String>,
         request: Request<'_>,
-        response: R,
-    ) -> R {
+    ) -> (Vec<Option<String>>, Vec<Condensed>) {
         let limit = self.inner.config.limits.max_input_bytes;
         let mut new_parts = Vec::with_capacity(parts.len());
         let mut outcomes = Vec::new();
@@ -1156,7 +1231,7 @@ impl Condenser {
             new_parts.push(Some(outcome.text.clone()));
             outcomes.push(outcome);
         }
-        response.rebuild(new_parts, &outcomes)
+        (new_parts, outcomes)
     }
 
     /// The seed contract: returns `(text, false)` when `value` (rendered: strings as they are,

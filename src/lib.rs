@@ -11,21 +11,23 @@ pub mod policy;
 pub mod prompts;
 pub mod secrets;
 pub mod store;
+pub mod structured;
 pub mod tokens;
 pub mod tool;
 
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-pub use config::{Config, Mode, Rule};
+pub use config::{Config, Mode, ProxyConfig, Rule};
 pub use engine::{
-    CallInfo, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,
+    CallInfo, CondenseMeta, Condensed, Condenser, CondenserBuilder, Hook, Method, Request, Verdict,
 };
 pub use error::{ConfigError, PromptError, RetrieveError};
 pub use layer::{Condense, CondenseLayer};
 pub use llm::{LiteLlm, LlmError, Summarizer};
 pub use secrets::{SecretKind, SecretRedactor};
 pub use store::Selection;
+pub use structured::StructuredContentPolicy;
 pub use tokens::{Encoding, TokenCounter, estimate_tokens};
 pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};
 

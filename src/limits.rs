@@ -77,7 +77,7 @@ pub fn cut_input(text: &str, whole_bytes: Option<usize>, max_bytes: usize) -> Co
 
 /// What a result says about an input that was cut: how much was considered, and whether the
 /// whole original can still be retrieved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct InputCut {
     /// Bytes of the output that were considered.

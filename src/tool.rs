@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::engine::Condensed;
+use crate::engine::{CondenseMeta, Condensed};
 
 /// What the layer needs to know about a tool call.
 pub trait ToolRequest {
@@ -31,6 +31,12 @@ pub trait ToolRequest {
     fn budget_tokens(&self) -> Option<usize> {
         None
     }
+
+    /// The tool's `outputSchema`, if known: a condensed result's `structuredContent` is shrunk
+    /// only while it still validates against it (the `condense` structured-content policy).
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
 }
 
 /// What the layer needs to do with a tool result: read its text and put condensed text back.
@@ -42,6 +48,14 @@ pub trait ToolResponse: Sized {
     /// Whether the tool reported an error.
     fn is_error(&self) -> bool {
         false
+    }
+
+    /// The result's structured copy (MCP's `structuredContent`), for types that carry one.
+    /// When the text is condensed, the pipeline replaces it as the tool's
+    /// [`StructuredContentPolicy`](crate::StructuredContentPolicy) says (by default it is
+    /// dropped), before [`rebuild`](ToolResponse::rebuild). `None`: the type has no such slot.
+    fn structured_content_mut(&mut self) -> Option<&mut Option<Value>> {
+        None
     }
 
     /// Puts condensed text back: `parts[i]` is `Some` when text part `i` was condensed, `None`
@@ -70,6 +84,8 @@ pub struct ToolCall {
     pub query: Option<String>,
     /// An explicit output budget in tokens, overriding the config.
     pub budget_tokens: Option<usize>,
+    /// The tool's `outputSchema`, if known.
+    pub output_schema: Option<Value>,
 }
 
 impl ToolCall {
@@ -80,6 +96,7 @@ impl ToolCall {
             arguments,
             query: None,
             budget_tokens: None,
+            output_schema: None,
         }
     }
 
@@ -94,6 +111,13 @@ impl ToolCall {
     #[must_use]
     pub fn with_budget_tokens(mut self, budget: usize) -> Self {
         self.budget_tokens = Some(budget);
+        self
+    }
+
+    /// Sets the tool's `outputSchema`, which a shrunk `structuredContent` must still match.
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 }
@@ -113,6 +137,10 @@ impl ToolRequest for ToolCall {
 
     fn budget_tokens(&self) -> Option<usize> {
         self.budget_tokens
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
     }
 }
 
@@ -234,7 +262,9 @@ impl Content {
 pub struct ToolResult {
     /// The content blocks, in order.
     pub content: Vec<Content>,
-    /// Structured content, as the tool sent it. The core keeps it as it is.
+    /// Structured content, as the tool sent it. Kept as it is when the text is not
+    /// condensed; otherwise handled by the tool's
+    /// [`StructuredContentPolicy`](crate::StructuredContentPolicy) (dropped by default).
     pub structured_content: Option<Value>,
     /// Whether the tool reported an error.
     pub is_error: bool,
@@ -291,6 +321,29 @@ impl ToolResult {
         }
     }
 
+    /// What condensing did to this result, read from its `_meta.condense` entry: one entry per
+    /// text part that was condensed or cut, empty when the result came back whole.
+    ///
+    /// ```
+    /// use condense::{ToolResult, Method};
+    ///
+    /// let result = ToolResult::from_mcp_json(&serde_json::json!({
+    ///     "content": [{"type": "text", "text": "[condense: extract …]"}],
+    ///     "_meta": {"condense": {"method": "extract", "tokens_before": 9000,
+    ///         "tokens_after": 1400, "ref": "cx_1", "cached": false}}
+    /// }));
+    /// let meta = result.condense_meta();
+    /// assert_eq!(meta[0].method, Method::Extract);
+    /// assert_eq!(meta[0].reference.as_deref(), Some("cx_1"));
+    /// ```
+    pub fn condense_meta(&self) -> Vec<CondenseMeta> {
+        self.meta
+            .as_ref()
+            .and_then(|meta| meta.get("condense"))
+            .map(CondenseMeta::from_entry)
+            .unwrap_or_default()
+    }
+
     /// The result as MCP's `CallToolResult` JSON.
     pub fn to_mcp_json(&self) -> Value {
         let mut out = Map::new();
@@ -322,6 +375,10 @@ impl ToolResponse for ToolResult {
 
     fn is_error(&self) -> bool {
         self.is_error
+    }
+
+    fn structured_content_mut(&mut self) -> Option<&mut Option<Value>> {
+        Some(&mut self.structured_content)
     }
 
     fn rebuild(mut self, parts: Vec<Option<String>>, outcomes: &[Condensed]) -> Self {

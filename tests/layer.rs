@@ -272,6 +272,113 @@ async fn call_tool_summarized_uses_the_explicit_budget() {
     assert!(meta["tokens_after"].as_u64().unwrap() <= 150);
 }
 
+/// A tool whose text and structured copy are both large: 400 rows.
+async fn rows_with_structured_copy(call: ToolCall) -> Result<ToolResult, Infallible> {
+    let rows: Vec<serde_json::Value> = (0..400)
+        .map(|i| json!({"id": i, "name": format!("package-{i}"), "version": format!("1.{i}.0")}))
+        .collect();
+    let text = if call.name == "small" {
+        "3 rows".to_owned()
+    } else {
+        serde_json::to_string_pretty(&rows).unwrap()
+    };
+    Ok(ToolResult::text(text).with_structured_content(json!({"total": 400, "rows": rows})))
+}
+
+fn call_layer(
+    config: &str,
+) -> condense::Condense<impl Service<ToolCall, Response = ToolResult, Error = Infallible>> {
+    let config = Config::from_toml_str(
+        &format!("[defaults]\nthreshold_tokens = 500\nbudget_tokens = 300\n{config}"),
+        "test.toml",
+    )
+    .unwrap();
+    CondenseLayer::new(Condenser::new(config).unwrap()).layer(service_fn(rows_with_structured_copy))
+}
+
+#[tokio::test]
+async fn structured_content_of_a_condensed_result_is_dropped_by_default() {
+    let mut client = call_layer("");
+    let condensed = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("list_rows", json!({})))
+        .await
+        .unwrap();
+    assert!(condensed.condense_meta()[0].method != Method::PassThrough);
+    assert_eq!(condensed.structured_content, None);
+    // A result that is not condensed keeps its structured copy.
+    let small = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("small", json!({})))
+        .await
+        .unwrap();
+    assert!(small.condense_meta().is_empty());
+    assert_eq!(small.structured_content.unwrap()["total"], 400);
+}
+
+#[tokio::test]
+async fn structured_content_policy_keep_and_condense_follow_the_rule() {
+    let mut client = call_layer(
+        "[[tools]]\nmatch = \"keep_*\"\nstructured_content = \"keep\"\n[[tools]]\nmatch = \"shrink_*\"\nstructured_content = \"condense\"\n",
+    );
+    let kept = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("keep_rows", json!({})))
+        .await
+        .unwrap();
+    assert!(!kept.condense_meta().is_empty());
+    let kept = kept.structured_content.unwrap();
+    assert_eq!(kept["rows"].as_array().unwrap().len(), 400);
+    let schema = json!({
+        "type": "object",
+        "required": ["total", "rows"],
+        "properties": {"rows": {"type": "array", "minItems": 10}}
+    });
+    let shrunk = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("shrink_rows", json!({})).with_output_schema(schema))
+        .await
+        .unwrap();
+    let shrunk = shrunk.structured_content.unwrap();
+    let rows = shrunk["rows"].as_array().unwrap().len();
+    assert!((10..400).contains(&rows), "{rows} rows");
+    assert_eq!(shrunk["total"], 400);
+}
+
+#[tokio::test]
+async fn condense_meta_reads_what_the_layer_wrote() {
+    let mut client = CondenseLayer::new(condenser()).layer(service_fn(|_: ToolCall| async {
+        Ok::<_, Infallible>(ToolResult::text(big_log(3000)))
+    }));
+    let result = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("read_log", json!({})))
+        .await
+        .unwrap();
+    let metas = result.condense_meta();
+    assert_eq!(metas.len(), 1);
+    let meta = &metas[0];
+    let raw = &result.meta.as_ref().unwrap()["condense"];
+    assert_eq!(meta.method.name(), raw["method"].as_str().unwrap());
+    assert_eq!(meta.reference.as_deref(), raw["ref"].as_str());
+    assert_eq!(
+        meta.tokens_after as u64,
+        raw["tokens_after"].as_u64().unwrap()
+    );
+    assert!(!meta.cached);
+    assert_eq!(&meta.to_json(), raw);
+}
+
 async fn futures_join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
 where
     F: std::future::Future + Send + 'static,

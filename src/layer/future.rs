@@ -3,6 +3,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
+use serde_json::Value;
 
 use crate::engine::{CallInfo, Condenser};
 use crate::llm::BoxFuture;
@@ -15,7 +16,7 @@ pin_project! {
         #[pin]
         state: State<F, R>,
         condenser: Condenser,
-        call: Option<CallInfo>,
+        call: Option<(CallInfo, Option<Value>)>,
     }
 }
 
@@ -40,11 +41,17 @@ impl<F, R> std::fmt::Debug for ResponseFuture<F, R> {
 }
 
 impl<F, R> ResponseFuture<F, R> {
-    pub(crate) fn new(inner: F, condenser: Condenser, call: CallInfo) -> Self {
+    /// `output_schema` is the tool's, for its structured-content policy.
+    pub(crate) fn new(
+        inner: F,
+        condenser: Condenser,
+        call: CallInfo,
+        output_schema: Option<Value>,
+    ) -> Self {
         ResponseFuture {
             state: State::Calling { inner },
             condenser,
-            call: Some(call),
+            call: Some((call, output_schema)),
         }
     }
 }
@@ -64,9 +71,13 @@ where
                     // A tool error is the caller's business: pass it through untouched.
                     let response = ready!(inner.poll(cx))?;
                     let condenser = this.condenser.clone();
-                    let call = this.call.take().unwrap_or_default();
-                    let condensing: BoxFuture<'static, R> =
-                        Box::pin(async move { condenser.condense_response(&call, response).await });
+                    let (call, schema) = this.call.take().unwrap_or_default();
+                    let condensing: BoxFuture<'static, R> = Box::pin(async move {
+                        condenser
+                            .condense_response_with_outcomes(&call, schema.as_ref(), response)
+                            .await
+                            .0
+                    });
                     this.state.set(State::Condensing { condensing });
                 }
                 StateProj::Condensing { condensing } => {

@@ -58,6 +58,12 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         // Capture what condensing needs before the inner service takes the request.
         let call = CallInfo::from_request(&request);
-        ResponseFuture::new(self.inner.call(request), self.condenser.clone(), call)
+        let schema = request.output_schema().cloned();
+        ResponseFuture::new(
+            self.inner.call(request),
+            self.condenser.clone(),
+            call,
+            schema,
+        )
     }
 }

@@ -1,0 +1,492 @@
+//! `condense.toml`: loading, validation against the shipped JSON Schema, environment overrides.
+//!
+//! Every key has a default, so an empty file (or no file) is a valid configuration. The file is
+//! validated with the JSON Schema in `schema/condense.schema.json` before it is read, so an
+//! unknown key or a wrong type is an error that names the key and the file. Environment
+//! variables override the file: `CONDENSE_<KEY>` for `[defaults]` keys, `CONDENSE_<SECTION>_<KEY>`
+//! for the others (`CONDENSE_LLM_BASE_URL`, `CONDENSE_CACHE_TTL_S`, …), and
+//! `CONDENSE_LLM_API_KEY` for the key itself.
+//!
+//! ```
+//! use condense::{Config, Mode};
+//!
+//! let config = Config::from_toml_str(
+//!     r#"
+//!     [defaults]
+//!     threshold_tokens = 2000
+//!
+//!     [[tools]]
+//!     match = "get_secret*"
+//!     mode = "passthrough"
+//!     "#,
+//!     "example.toml",
+//! )
+//! .unwrap();
+//! assert_eq!(config.rule_for("get_secret_value").mode, Mode::Passthrough);
+//! assert_eq!(config.rule_for("read_file").threshold_tokens, 2000);
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+pub use crate::structured::StructuredContentPolicy;
+use crate::tokens::Encoding;
+
+mod env;
+mod file;
+mod glob;
+#[cfg(test)]
+mod tests;
+
+#[cfg(feature = "mcp")]
+pub(crate) use env::section_env_overrides;
+use env::{EnvVars, apply_env_overrides, validate};
+use file::FileConfig;
+pub use glob::glob_matches;
+
+/// The JSON Schema every configuration is validated against.
+pub const CONFIG_SCHEMA: &str = include_str!("../../schema/condense.schema.json");
+
+/// The environment variable naming the config file when no path is given.
+pub const CONFIG_PATH_ENV: &str = "CONDENSE_CONFIG";
+
+/// The environment variable that holds the LLM API key directly, ahead of `[llm] api_key_env`.
+pub const API_KEY_ENV: &str = "CONDENSE_LLM_API_KEY";
+
+/// What to do with a result above its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Mode {
+    /// The LLM when one is configured and answers in time, else the extractive compressor, else
+    /// truncation.
+    #[default]
+    Auto,
+    /// The LLM first; the extractive compressor and truncation still answer if it fails.
+    Llm,
+    /// The extractive compressor, no model.
+    Extract,
+    /// Token-exact head and tail truncation.
+    Truncate,
+    /// Never condense.
+    Passthrough,
+}
+
+impl Mode {
+    /// The name used in config files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Llm => "llm",
+            Mode::Extract => "extract",
+            Mode::Truncate => "truncate",
+            Mode::Passthrough => "passthrough",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Mode::Auto),
+            "llm" => Ok(Mode::Llm),
+            "extract" => Ok(Mode::Extract),
+            "truncate" => Ok(Mode::Truncate),
+            "passthrough" => Ok(Mode::Passthrough),
+            other => Err(format!(
+                "unknown mode `{other}`: expected auto, llm, extract, truncate or passthrough"
+            )),
+        }
+    }
+}
+
+/// The settings that apply to one tool: `[defaults]` with the first matching `[[tools]]` rule
+/// laid over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rule {
+    /// Results above this many tokens are condensed. Default 4000.
+    pub threshold_tokens: usize,
+    /// The condensed result's size in tokens, header included. Default 1500.
+    pub budget_tokens: usize,
+    /// How to condense. Default [`Mode::Auto`].
+    pub mode: Mode,
+    /// The whole condense step's deadline. Default 20 s.
+    pub deadline: Duration,
+    /// The tokenizer. Default `cl100k_base`.
+    pub encoding: Encoding,
+    /// What happens to a condensed result's `structuredContent`. Default
+    /// [`StructuredContentPolicy::Drop`].
+    pub structured_content: StructuredContentPolicy,
+    /// Whether the proxy adds the query argument (`[proxy] query_argument_name`) to the tool's
+    /// input schema. Default true.
+    pub query_argument: bool,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule {
+            threshold_tokens: 4000,
+            budget_tokens: 1500,
+            mode: Mode::Auto,
+            deadline: Duration::from_millis(20_000),
+            encoding: Encoding::Cl100kBase,
+            structured_content: StructuredContentPolicy::Drop,
+            query_argument: true,
+        }
+    }
+}
+
+/// A `[[tools]]` entry: a glob on the tool name and the keys it sets.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[non_exhaustive]
+pub struct ToolRule {
+    /// The glob: `*` any run, `?` one character, `[abc]` a set, `\` escapes.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    /// Overrides `threshold_tokens`.
+    pub threshold_tokens: Option<usize>,
+    /// Overrides `budget_tokens`.
+    pub budget_tokens: Option<usize>,
+    /// Overrides `mode`.
+    pub mode: Option<Mode>,
+    /// Overrides `deadline_ms`.
+    pub deadline_ms: Option<u64>,
+    /// Overrides `encoding`.
+    pub encoding: Option<Encoding>,
+    /// Overrides `structured_content`.
+    pub structured_content: Option<StructuredContentPolicy>,
+    /// Overrides `query_argument`.
+    pub query_argument: Option<bool>,
+}
+
+impl ToolRule {
+    fn apply(&self, mut rule: Rule) -> Rule {
+        if let Some(v) = self.threshold_tokens {
+            rule.threshold_tokens = v;
+        }
+        if let Some(v) = self.budget_tokens {
+            rule.budget_tokens = v;
+        }
+        if let Some(v) = self.mode {
+            rule.mode = v;
+        }
+        if let Some(v) = self.deadline_ms {
+            rule.deadline = Duration::from_millis(v);
+        }
+        if let Some(v) = self.encoding {
+            rule.encoding = v;
+        }
+        if let Some(v) = self.structured_content {
+            rule.structured_content = v;
+        }
+        if let Some(v) = self.query_argument {
+            rule.query_argument = v;
+        }
+        rule
+    }
+}
+
+/// `[llm]`: the endpoint of the LLM rung.
+#[derive(Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LlmConfig {
+    /// An OpenAI-compatible endpoint (a LiteLLM proxy).
+    pub base_url: String,
+    /// The model name or alias. Default `summarizer`.
+    pub model: String,
+    /// The variable the key was read from. Default `LITELLM_API_KEY`.
+    pub api_key_env: String,
+    /// The key, read from the environment, never from the file.
+    pub api_key: Option<String>,
+    /// Direct summaries and map calls in flight at once, across the process. Default 5.
+    /// Merges have their own lane, [`MapReduceConfig::reduce_concurrency`].
+    pub max_concurrency: usize,
+    /// Per-request timeout. Default 30 s.
+    pub timeout: Duration,
+    /// Retries per request. Default 2.
+    pub max_retries: u32,
+    /// The model's context window in tokens. Default 128,000.
+    pub context_window: usize,
+    /// Sampling temperature. Default 0.
+    pub temperature: f32,
+}
+
+impl fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("max_concurrency", &self.max_concurrency)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("context_window", &self.context_window)
+            .field("temperature", &self.temperature)
+            .finish()
+    }
+}
+
+/// `[mapreduce]`: LLM summaries of outputs too large for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MapReduceConfig {
+    /// Outputs up to this many tokens (that fit the model) get one call. Default 8000.
+    pub direct_max_tokens: usize,
+    /// The most tokens per chunk. Default 4000.
+    pub chunk_tokens: usize,
+    /// Overlap where a unit is cut at token boundaries. Default 200.
+    pub overlap_tokens: usize,
+    /// Structural (`semantic`) or fixed-window (`token`) chunking. Default semantic.
+    pub strategy: crate::methods::chunk::ChunkStrategy,
+    /// Summaries merged per reduce call. Default 4.
+    pub group_size: usize,
+    /// Merge calls in flight at once, across the process, beside `llm.max_concurrency`: the
+    /// reduce tree climbs while the map is still running. Default half of
+    /// `llm.max_concurrency`, rounded up (3).
+    pub reduce_concurrency: usize,
+    /// The most reduce levels. Default 8.
+    pub max_passes: usize,
+    /// Critique rounds after the reduce. Default 0.
+    pub critique_rounds: usize,
+    /// Whether the facts guard runs on LLM summaries. Default true.
+    pub verify_facts: bool,
+    /// Chunk summaries kept, by bytes. Default 64 MiB.
+    pub chunk_cache_max_bytes: u64,
+}
+
+impl Default for MapReduceConfig {
+    fn default() -> Self {
+        MapReduceConfig {
+            direct_max_tokens: 8000,
+            chunk_tokens: 4000,
+            overlap_tokens: 200,
+            strategy: crate::methods::chunk::ChunkStrategy::Semantic,
+            group_size: 4,
+            reduce_concurrency: crate::methods::mapreduce::default_reduce_concurrency(5),
+            max_passes: 8,
+            critique_rounds: 0,
+            verify_facts: true,
+            chunk_cache_max_bytes: 64 << 20,
+        }
+    }
+}
+
+/// `[cache]`: how much is kept, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheConfig {
+    /// Condensed results kept, by bytes; 0 turns the cache off. Default 256 MiB.
+    pub max_bytes: u64,
+    /// How long a condensed result is kept. Default 1 h.
+    pub ttl: Duration,
+    /// Originals kept for retrieval, by bytes. Default 512 MiB.
+    pub originals_max_bytes: u64,
+    /// How long an original is kept. Default 1 h.
+    pub originals_ttl: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            max_bytes: 256 << 20,
+            ttl: Duration::from_secs(3600),
+            originals_max_bytes: 512 << 20,
+            originals_ttl: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// `[limits]`: hard bounds that hold for every tool, so hostile output cannot exhaust memory
+/// or time. A section of its own rather than a `[defaults]` key: a per-tool rule must not be
+/// able to lift a bound that protects the whole process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LimitsConfig {
+    /// The most bytes of one output that are counted, condensed or passed on; the rest is cut
+    /// off and the result carries a marker saying so. Default 64 MiB.
+    pub max_input_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_input_bytes: 64 << 20,
+        }
+    }
+}
+
+/// The default name of the argument each listed tool gains for the model's query.
+pub const DEFAULT_QUERY_ARGUMENT: &str = "condense_query";
+
+/// The default first delay before restarting a crashed upstream server.
+pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
+
+/// The default longest delay between restarts of a crashing upstream server.
+pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// `[proxy]`: what only `condense proxy` reads: its query argument and how it handles a failing
+/// upstream server. Overridden by `CONDENSE_PROXY_<KEY>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProxyConfig {
+    /// The name of the query argument added to the listed tools' input schemas. Default
+    /// [`DEFAULT_QUERY_ARGUMENT`].
+    pub query_argument_name: String,
+    /// How long a request relayed to the upstream may take before it is cancelled upstream and
+    /// answered with a timeout error. Default: none (`upstream_timeout_ms = 0`).
+    pub upstream_timeout: Option<Duration>,
+    /// The first delay before a crashed upstream server is started again; it doubles with
+    /// every failure in a row. Default 100 ms.
+    pub restart_backoff_initial: Duration,
+    /// The longest delay between restarts. Default 30 s; never below the first delay.
+    pub restart_backoff_max: Duration,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            query_argument_name: DEFAULT_QUERY_ARGUMENT.to_owned(),
+            upstream_timeout: None,
+            restart_backoff_initial: DEFAULT_RESTART_BACKOFF_INITIAL,
+            restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
+        }
+    }
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Config {
+    /// `[defaults]`.
+    pub defaults: Rule,
+    /// `[[tools]]`, in file order.
+    pub tools: Vec<ToolRule>,
+    /// `[llm]`, when a `base_url` is set.
+    pub llm: Option<LlmConfig>,
+    /// `[mapreduce]`.
+    pub mapreduce: MapReduceConfig,
+    /// `[cache]`.
+    pub cache: CacheConfig,
+    /// `[limits]`.
+    pub limits: LimitsConfig,
+    /// `[proxy]`.
+    pub proxy: ProxyConfig,
+    /// `[prompts] dir`: overrides for the built-in prompts.
+    pub prompts_dir: Option<PathBuf>,
+    /// `[llm] redact_secrets`: whether secrets in tool output are replaced by placeholders
+    /// before any text is sent to the LLM (see [`crate::secrets`]). Default true. It applies to
+    /// whichever LLM the engine uses, a configured client or one given to the builder, so it is
+    /// kept here rather than in [`LlmConfig`], which exists only with a `base_url`.
+    pub redact_secrets: bool,
+    /// Where the configuration came from, for messages.
+    pub origin: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            defaults: Rule::default(),
+            tools: Vec::new(),
+            llm: None,
+            mapreduce: MapReduceConfig::default(),
+            cache: CacheConfig::default(),
+            limits: LimitsConfig::default(),
+            proxy: ProxyConfig::default(),
+            prompts_dir: None,
+            redact_secrets: true,
+            origin: String::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads the configuration: from `path` if given, else from the file named by
+    /// `CONDENSE_CONFIG`, else the defaults; then applies environment overrides.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read, is not TOML, or does not match the schema (the error names
+    /// the file and the key), or an override variable holds a value of the wrong type.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let from_env = std::env::var_os(CONFIG_PATH_ENV).map(PathBuf::from);
+        match path.map(Path::to_path_buf).or(from_env) {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                Self::parse(&text, &path.display().to_string(), &EnvVars::process())
+            }
+            None => Self::parse("", "defaults", &EnvVars::process()),
+        }
+    }
+
+    /// Reads a configuration from TOML text, without environment overrides. `origin` names the
+    /// text in errors (a file name).
+    ///
+    /// # Errors
+    ///
+    /// When the text is not TOML or does not match the schema.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        Self::parse(text, origin, &EnvVars::none())
+    }
+
+    /// Like [`Config::from_toml_str`], with overrides read from `vars` as if they were the
+    /// process environment.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::from_toml_str`], and when an override holds a value of the wrong type.
+    pub fn from_toml_str_with_env(
+        text: &str,
+        origin: &str,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        Self::parse(text, origin, &EnvVars::from_pairs(vars))
+    }
+
+    fn parse(text: &str, origin: &str, env: &EnvVars) -> Result<Config, ConfigError> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Toml {
+                origin: origin.to_owned(),
+                message: e.to_string(),
+            })?;
+        let mut doc = serde_json::to_value(table).map_err(|e| ConfigError::Toml {
+            origin: origin.to_owned(),
+            message: e.to_string(),
+        })?;
+        let overridden = apply_env_overrides(&mut doc, env)?;
+        validate(&doc, origin, &overridden)?;
+        let file: FileConfig = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
+            origin: origin.to_owned(),
+            key: String::new(),
+            message: e.to_string(),
+        })?;
+        file.resolve(origin, env)
+    }
+
+    /// The settings for `tool`: the first `[[tools]]` rule whose glob matches, over
+    /// `[defaults]`.
+    pub fn rule_for(&self, tool: &str) -> Rule {
+        match self.tools.iter().find(|r| glob_matches(&r.pattern, tool)) {
+            Some(rule) => rule.apply(self.defaults.clone()),
+            None => self.defaults.clone(),
+        }
+    }
+}
