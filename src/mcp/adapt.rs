@@ -21,7 +21,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use crate::engine::Condensed;
-use crate::tool::{ToolRequest, ToolResponse};
+use crate::tool::{ToolRequest, ToolResponse, ToolResult};
 
 /// An rmcp `tools/call` request as the layer sees it: the call as it goes to the server, plus
 /// what the agent is looking for and an explicit budget, which never go to the server.
@@ -46,6 +46,7 @@ pub struct McpCall {
     arguments: Option<Value>,
     query: Option<String>,
     budget_tokens: Option<usize>,
+    output_schema: Option<Value>,
 }
 
 impl McpCall {
@@ -57,6 +58,7 @@ impl McpCall {
             arguments,
             query: None,
             budget_tokens: None,
+            output_schema: None,
         }
     }
 
@@ -79,6 +81,14 @@ impl McpCall {
     #[must_use]
     pub fn with_budget_tokens(mut self, budget: usize) -> Self {
         self.budget_tokens = Some(budget);
+        self
+    }
+
+    /// Sets the tool's `outputSchema` (as the server listed it): a condensed result's
+    /// `structuredContent` is shrunk only while it still validates against it.
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 
@@ -119,6 +129,10 @@ impl ToolRequest for McpCall {
     fn budget_tokens(&self) -> Option<usize> {
         self.budget_tokens
     }
+
+    fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
 }
 
 /// The condensable text of a block: a text block's text or an embedded text resource's text.
@@ -144,21 +158,19 @@ fn block_text_mut(block: &mut ContentBlock) -> Option<&mut String> {
     }
 }
 
-/// Writes the outcomes into `meta` under `condense`: one object for one part, an array for
-/// several. Nothing is written when nothing was condensed.
+/// Writes the outcomes into `meta` under `condense`, in the very form the crate's own
+/// [`ToolResult`] records them (one format, owned by `tool.rs`). Nothing is written when
+/// nothing was condensed.
 fn record_outcomes(meta: &mut Option<MetaObject>, outcomes: &[Condensed]) {
-    if outcomes.is_empty() {
-        return;
+    let entry = ToolResult::default()
+        .rebuild(Vec::new(), outcomes)
+        .meta
+        .and_then(|mut recorded| recorded.remove("condense"));
+    if let Some(entry) = entry {
+        meta.get_or_insert_with(|| MetaObject(JsonObject::new()))
+            .0
+            .insert("condense".into(), entry);
     }
-    let mut entries: Vec<Value> = outcomes.iter().map(Condensed::to_meta).collect();
-    let entry = if entries.len() == 1 {
-        entries.swap_remove(0)
-    } else {
-        Value::Array(entries)
-    };
-    meta.get_or_insert_with(|| MetaObject(JsonObject::new()))
-        .0
-        .insert("condense".into(), entry);
 }
 
 impl ToolResponse for CallToolResult {
@@ -172,6 +184,10 @@ impl ToolResponse for CallToolResult {
 
     fn is_error(&self) -> bool {
         self.is_error == Some(true)
+    }
+
+    fn structured_content_mut(&mut self) -> Option<&mut Option<Value>> {
+        Some(&mut self.structured_content)
     }
 
     fn rebuild(mut self, parts: Vec<Option<String>>, outcomes: &[Condensed]) -> Self {
@@ -199,6 +215,13 @@ impl ToolResponse for CallToolResponse {
 
     fn is_error(&self) -> bool {
         matches!(self, CallToolResponse::Complete(result) if result.is_error())
+    }
+
+    fn structured_content_mut(&mut self) -> Option<&mut Option<Value>> {
+        match self {
+            CallToolResponse::Complete(result) => result.structured_content_mut(),
+            _ => None,
+        }
     }
 
     fn rebuild(self, parts: Vec<Option<String>>, outcomes: &[Condensed]) -> Self {

@@ -24,19 +24,16 @@
 //! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
 
 mod adapt;
+mod added;
 mod backoff;
 mod client;
-mod condenser;
-mod engine;
 mod error;
 mod http;
 mod progress;
 mod proxy;
 mod relay;
 mod server;
-mod settings;
 mod setup;
-mod structured;
 mod supervisor;
 mod tools;
 mod upstream;
@@ -45,10 +42,6 @@ pub use adapt::McpCall;
 pub use client::{McpCallError, McpTools};
 pub use error::ProxyError;
 pub use proxy::{ProxyOptions, run};
-pub use settings::{
-    DEFAULT_QUERY_ARGUMENT, DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX,
-    ProxySettings, StructuredContentPolicy, ToolMode, ToolSettings,
-};
 pub use upstream::UpstreamSpec;
 
 #[doc(hidden)]

@@ -34,16 +34,13 @@ mod call;
 #[cfg(test)]
 mod tests;
 
-use super::condenser::ResultCondenser;
 use super::progress::ProgressRoutes;
 use super::relay::{RelayError, relay_request};
-use super::settings::ProxySettings;
 use super::setup::SetupChange;
-use super::structured;
 use super::supervisor::{Supervisor, UpstreamFailure};
 use super::tools::{self, ADDED_TOOLS};
 use super::upstream::{NEWEST_RELAYED_VERSION, UpstreamHandler, UpstreamSpec};
-use crate::TokenCounter;
+use crate::{Condenser, StructuredContentPolicy};
 
 /// What every session of one proxy shares.
 #[derive(Debug)]
@@ -56,12 +53,11 @@ pub(crate) struct Shared {
 /// What one version of the configuration file gives the proxy.
 #[derive(Debug)]
 pub(crate) struct Loaded {
-    pub(crate) settings: Arc<ProxySettings>,
-    pub(crate) condenser: Arc<dyn ResultCondenser>,
-    pub(crate) counter: TokenCounter,
-    /// The condensers of earlier versions, newest first: refs they handed out stay
-    /// retrievable after a reload.
-    pub(crate) previous: Vec<Arc<dyn ResultCondenser>>,
+    /// The engine, and through it the one `Config` (the proxy's keys included).
+    pub(crate) engine: Condenser,
+    /// The engines of earlier versions, newest first: refs they handed out stay retrievable
+    /// after a reload.
+    pub(crate) previous: Vec<Condenser>,
 }
 
 /// One client session: its upstream connection and what the proxy learned from it.
@@ -147,10 +143,6 @@ impl ProxyServer {
         self.shared.loaded.borrow().clone()
     }
 
-    fn settings(&self) -> Arc<ProxySettings> {
-        self.loaded().settings.clone()
-    }
-
     fn upstream_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.session
             .upstream
@@ -171,9 +163,10 @@ impl ProxyServer {
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        let settings = self.settings();
+        let loaded = self.loaded();
+        let proxy = &loaded.engine.config().proxy;
         let supervisor = &self.session.upstream;
-        let live = supervisor.acquire(&settings, &context.ct).await?;
+        let live = supervisor.acquire(proxy, &context.ct).await?;
         let method = request.method().to_owned();
         let setup_change = SetupChange::of(&request);
         let relayed = relay_request(
@@ -182,7 +175,7 @@ impl ProxyServer {
             &context.meta,
             &context.ct,
             &self.session.progress_up,
-            settings.upstream_timeout,
+            proxy.upstream_timeout,
         )
         .await;
         match relayed {
@@ -192,9 +185,7 @@ impl ProxyServer {
                 }
                 Ok(result)
             }
-            Err(RelayError::ConnectionLost(_)) => {
-                Err(supervisor.lost(&live, &settings).await.into())
-            }
+            Err(RelayError::ConnectionLost(_)) => Err(supervisor.lost(&live, proxy).await.into()),
             Err(RelayError::Timeout(after)) => Err(UpstreamFailure::TimedOut {
                 upstream: self.shared.upstream.label(),
                 method,
@@ -252,7 +243,9 @@ impl ServerHandler for ProxyServer {
             upstream.map(|i| i.version.clone()),
         );
         server_info.title = Some(format!("condense in front of {upstream_title}"));
-        let ours = INSTRUCTIONS.replace("{query}", &self.settings().query_argument_name);
+        let loaded = self.loaded();
+        let ours =
+            INSTRUCTIONS.replace("{query}", &loaded.engine.config().proxy.query_argument_name);
         let instructions = match &info.instructions {
             Some(theirs) => format!("{theirs}\n\n{ours}"),
             None => ours,
@@ -284,7 +277,11 @@ impl ServerHandler for ProxyServer {
         if let Err(failure) = self
             .session
             .upstream
-            .start(request.clone(), handler, &self.settings())
+            .start(
+                request.clone(),
+                handler,
+                &self.loaded().engine.config().proxy,
+            )
             .await
         {
             tracing::error!(%failure, "the upstream MCP server is not available");
@@ -412,20 +409,25 @@ impl ServerHandler for ProxyServer {
         } else {
             ListToolsResult::default()
         };
-        let settings = self.settings();
-        let query_name = settings.query_argument_name.as_str();
+        let loaded = self.loaded();
+        let config = loaded.engine.config();
+        let query_name = config.proxy.query_argument_name.as_str();
         let mut added_names: Vec<&str> = ADDED_TOOLS.to_vec();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
             // An upstream tool of the same name as an added one wins: the added one is not listed.
             added_names.retain(|added| *added != name);
             lock(&self.session.upstream_tools).insert(name.clone());
-            let tool_settings = settings.for_tool(&name);
+            let rule = config.rule_for(&name);
             if let Some(schema) = &tool.output_schema {
                 lock(&self.session.output_schemas).insert(name.clone(), schema.clone());
             }
-            structured::list_tool(tool, tool_settings.structured_content);
-            if tool_settings.query_argument && !tools::add_query_argument(tool, query_name) {
+            // A dropped structured copy must not be promised: the client would reject results
+            // that lack it.
+            if rule.structured_content == StructuredContentPolicy::Drop {
+                tool.output_schema = None;
+            }
+            if rule.query_argument && !tools::add_query_argument(tool, query_name) {
                 tracing::warn!(tool = %name, argument = query_name, "the tool has its own argument of this name; no query channel for it");
                 lock(&self.session.own_query_argument).insert(name);
             }

@@ -5,18 +5,24 @@
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
-    ContentBlock, ErrorData as McpError, ServerResult,
+    ContentBlock, ErrorData as McpError, JsonObject, ServerResult,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 use tracing::Instrument;
 
 use super::{ProxyServer, lock, unexpected};
-use crate::mcp::condenser::{CondenseRequest, RetrieveError, Selection, SummarizeRequest};
-use crate::mcp::structured;
+use tower::{Layer, ServiceExt};
+
+use crate::mcp::McpCall;
+use crate::mcp::added::{self, Page, SummarizeRequest};
 use crate::mcp::tools::{self, ADDED_TOOLS};
+use crate::{CondenseLayer, Condenser, ToolRequest};
 
 impl ProxyServer {
+    /// Calls an upstream tool through the library's layer: the upstream connection is the
+    /// inner service, and the layer condenses what it answers (one pipeline for both front
+    /// doors).
     pub(super) async fn call_upstream_tool(
         &self,
         mut params: CallToolRequestParams,
@@ -25,85 +31,47 @@ impl ProxyServer {
         budget: Option<usize>,
     ) -> Result<CallToolResponse, McpError> {
         let name = params.name.to_string();
-        let settings = self.settings();
-        let mut tool_settings = settings.for_tool(&name);
         let loaded = self.loaded();
+        let config = loaded.engine.config();
         let query = match query {
             Some(query) => Some(query),
-            None if tool_settings.query_argument
+            None if config.rule_for(&name).query_argument
                 && !lock(&self.session.own_query_argument).contains(&name) =>
             {
-                tools::take_query_argument(&mut params.arguments, &settings.query_argument_name)
+                tools::take_query_argument(&mut params.arguments, &config.proxy.query_argument_name)
             }
             None => None,
         };
+        let schema = lock(&self.session.output_schemas)
+            .get(&name)
+            .map(|schema| Value::Object(JsonObject::clone(schema)));
+        let mut call = McpCall::new(params).with_query_opt(query);
         if let Some(budget) = budget {
-            tool_settings.budget_tokens = budget;
+            call = call.with_budget_tokens(budget);
         }
-        let arguments = params
-            .arguments
-            .clone()
-            .map(Value::Object)
-            .unwrap_or(Value::Null);
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %name,
-            query = query.is_some(),
-            tokens_before = tracing::field::Empty,
-            tokens_after = tracing::field::Empty,
-            condensed = tracing::field::Empty,
-        );
-        async {
-            let started = std::time::Instant::now();
-            let response = match self
-                .relay(
-                    ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                    context,
-                )
+        if let Some(schema) = schema {
+            call = call.with_output_schema(schema);
+        }
+        let span = tracing::info_span!("tool_call", tool = %name, query = call.query().is_some());
+        let upstream = tower::service_fn(|call: McpCall| async move {
+            let request = CallToolRequest::new(call.into_params());
+            match self
+                .relay(ClientRequest::CallToolRequest(request), context)
                 .await?
             {
-                ServerResult::CallToolResult(result) => CallToolResponse::Complete(result),
-                ServerResult::CreateTaskResult(task) => CallToolResponse::Task(task),
-                ServerResult::InputRequiredResult(input) => CallToolResponse::InputRequired(input),
-                other => return Err(unexpected(&other)),
-            };
-            let CallToolResponse::Complete(result) = response else {
-                return Ok(response);
-            };
-            let structured_before = result.structured_content.clone();
-            let condensed = loaded
-                .condenser
-                .condense(
-                    CondenseRequest {
-                        tool: &name,
-                        arguments: &arguments,
-                        query: query.as_deref(),
-                        settings: &tool_settings,
-                        budget_override: budget,
-                    },
-                    result,
-                )
-                .await;
-            let mut result = condensed.result;
-            if condensed.condensed {
-                let schema = lock(&self.session.output_schemas).get(&name).cloned();
-                result.structured_content = structured::for_condensed_result(
-                    structured_before,
-                    schema.as_deref(),
-                    tool_settings.structured_content,
-                    tool_settings.budget_tokens,
-                    &loaded.counter,
-                );
+                ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+                ServerResult::CreateTaskResult(task) => Ok(CallToolResponse::Task(task)),
+                ServerResult::InputRequiredResult(input) => {
+                    Ok(CallToolResponse::InputRequired(input))
+                }
+                other => Err(unexpected(&other)),
             }
-            tracing::Span::current().record("condensed", condensed.condensed);
-            tracing::debug!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "tool call done"
-            );
-            Ok(CallToolResponse::Complete(result))
-        }
-        .instrument(span)
-        .await
+        });
+        CondenseLayer::new(loaded.engine.clone())
+            .layer(upstream)
+            .oneshot(call)
+            .instrument(span)
+            .await
     }
 
     pub(super) async fn call_added_tool(
@@ -111,8 +79,9 @@ impl ProxyServer {
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let settings = self.settings();
-        let default_budget = settings.defaults.budget_tokens;
+        let loaded = self.loaded();
+        let defaults = &loaded.engine.config().defaults;
+        let default_budget = defaults.budget_tokens;
         let budget_or_default = |tokens: usize| if tokens == 0 { default_budget } else { tokens };
         let name = params.name.to_string();
         let text = match name.as_str() {
@@ -142,16 +111,17 @@ impl ProxyServer {
                 };
                 let focus =
                     (!args.focus_areas.trim().is_empty()).then_some(args.focus_areas.as_str());
-                self.loaded()
-                    .condenser
-                    .summarize(SummarizeRequest {
+                added::summarize(
+                    &loaded.engine,
+                    SummarizeRequest {
                         content: &args.content,
                         max_output_tokens: budget_or_default(args.max_output_tokens),
                         focus,
                         extraction: false,
                         strategy: args.strategy,
-                    })
-                    .await
+                    },
+                )
+                .await
             }
             tools::SUMMARIZE_FOR_EXTRACTION => {
                 let args: tools::SummarizeForExtractionArgs =
@@ -159,37 +129,33 @@ impl ProxyServer {
                         Ok(args) => args,
                         Err(message) => return Ok(tool_error(message)),
                     };
-                self.loaded()
-                    .condenser
-                    .summarize(SummarizeRequest {
+                added::summarize(
+                    &loaded.engine,
+                    SummarizeRequest {
                         content: &args.content,
                         max_output_tokens: budget_or_default(args.max_output_tokens),
                         focus: Some(&args.schema_hint),
                         extraction: true,
                         strategy: None,
-                    })
-                    .await
+                    },
+                )
+                .await
             }
             _ => {
                 let args: tools::RetrieveArgs = match tools::parse_args(&name, params.arguments) {
                     Ok(args) => args,
                     Err(message) => return Ok(tool_error(message)),
                 };
-                let selection = Selection {
+                let page = Page {
                     offset: args.offset,
                     lines: args.lines.unwrap_or(200).max(1),
                     pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
-                    max_tokens: default_budget.max(settings.defaults.threshold_tokens),
+                    max_tokens: default_budget.max(defaults.threshold_tokens),
                 };
-                let loaded = self.loaded();
-                let mut answer = Err(RetrieveError::UnknownRef(args.reference.clone()));
-                for condenser in std::iter::once(&loaded.condenser).chain(&loaded.previous) {
-                    answer = condenser.retrieve(&args.reference, &selection).await;
-                    if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
-                        break;
-                    }
-                }
-                match answer {
+                let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
+                    .chain(&loaded.previous)
+                    .collect();
+                match added::retrieve(&engines, &args.reference, &page).await {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
                 }
