@@ -263,3 +263,110 @@ impl tower::Service<ToolCall> for McpTools {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{
+        CallToolResult, ClientConfig, ContentBlock, ErrorData as McpError, ServerCapabilities,
+        ServerConfig, ToolsCapability,
+    };
+    use rmcp::service::RequestContext;
+    use rmcp::{RoleServer, ServerHandler, ServiceExt};
+    use serde_json::json;
+    use tower::ServiceExt as _;
+
+    /// A server whose `fails` tool fails at the protocol level, `broken` reports a tool error,
+    /// and anything else answers with text, an image and a structured copy.
+    #[derive(Debug, Clone)]
+    struct Server;
+
+    impl ServerHandler for Server {
+        fn get_info(&self) -> ServerConfig {
+            let mut capabilities = ServerCapabilities::default();
+            capabilities.tools = Some(ToolsCapability::default());
+            ServerConfig::new(capabilities)
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, McpError> {
+            match request.name.as_ref() {
+                "fails" => Err(McpError::invalid_params("no such file: /nope", None)),
+                "broken" => Ok(CallToolResult::error(vec![ContentBlock::text("disk full")]).into()),
+                _ => {
+                    let image: ContentBlock = serde_json::from_value(
+                        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+                    )
+                    .expect("an image block");
+                    let mut result =
+                        CallToolResult::success(vec![ContentBlock::text("hello"), image]);
+                    result.structured_content = Some(json!({"n": 1}));
+                    Ok(result.into())
+                }
+            }
+        }
+    }
+
+    async fn tools() -> McpTools {
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = Server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ClientConfig::default()
+            .serve(client_io)
+            .await
+            .expect("handshake");
+        McpTools::new(client)
+    }
+
+    #[tokio::test]
+    async fn every_block_and_the_structured_copy_come_back() {
+        let result = tools()
+            .await
+            .oneshot(ToolCall::new("read", json!({"path": "/a"})))
+            .await
+            .expect("a result");
+        assert_eq!(result.content[0], Content::text("hello"));
+        assert_eq!(result.content[1].to_mcp_json()["type"], "image");
+        assert_eq!(result.structured_content, Some(json!({"n": 1})));
+        assert!(!result.is_error);
+    }
+
+    #[tokio::test]
+    async fn a_tool_error_is_a_result_and_a_protocol_error_is_an_error() {
+        let tools = tools().await;
+        let result = tools
+            .clone()
+            .oneshot(ToolCall::new("broken", Value::Null))
+            .await
+            .expect("a tool error is a result");
+        assert!(result.is_error);
+        let error = tools
+            .oneshot(ToolCall::new("fails", json!({})))
+            .await
+            .expect_err("a protocol error");
+        assert!(matches!(&error, McpCallError::Call { tool, .. } if tool == "fails"));
+        let cause = std::error::Error::source(&error)
+            .expect("the cause")
+            .to_string();
+        assert!(cause.contains("no such file: /nope"), "{cause}");
+    }
+
+    #[tokio::test]
+    async fn arguments_that_are_not_an_object_are_refused_before_sending() {
+        let error = tools()
+            .await
+            .oneshot(ToolCall::new("read", json!(["/a"])))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "the arguments of tool `read` must be a JSON object, not an array"
+        );
+    }
+}
