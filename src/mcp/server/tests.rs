@@ -24,6 +24,9 @@ use crate::mcp::upstream::UpstreamSpec;
 /// Lines of the large result: about 9,000 tokens, far above the default threshold.
 const LOG_LINES: usize = 600;
 
+/// The fewest jobs `jobs`'s output schema allows in its structured copy.
+const MIN_JOBS: usize = 200;
+
 fn log_text() -> String {
     (0..LOG_LINES)
         .map(|i| {
@@ -63,7 +66,10 @@ impl ServerHandler for Upstream {
             tool(json!({
                 "name": "jobs",
                 "inputSchema": {"type": "object"},
-                "outputSchema": {"type": "object", "properties": {"jobs": {"type": "array"}}}
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {"jobs": {"type": "array", "minItems": MIN_JOBS}}
+                }
             })),
         ]))
     }
@@ -124,9 +130,29 @@ async fn serve_upstream(shutdown: CancellationToken) -> String {
 
 /// A client connected to a proxy (default configuration) in front of [`Upstream`].
 async fn connect(shutdown: &CancellationToken) -> RunningService<RoleClient, ClientConfig> {
+    connect_with(shutdown, None).await
+}
+
+/// A client connected to a proxy reading `config` (a `condense.toml`) in front of [`Upstream`].
+async fn connect_with(
+    shutdown: &CancellationToken,
+    config: Option<&str>,
+) -> RunningService<RoleClient, ClientConfig> {
     let url = serve_upstream(shutdown.clone()).await;
-    let (_sender, loaded) =
-        tokio::sync::watch::channel(Arc::new(load(None, Vec::new()).expect("defaults load")));
+    let path = config.map(|text| {
+        let path = std::env::temp_dir().join(format!(
+            "condense-proxy-memory-{}-{}.toml",
+            std::process::id(),
+            shutdown_id(shutdown)
+        ));
+        std::fs::write(&path, text).expect("write the config");
+        path
+    });
+    let loaded = load(path.as_deref(), Vec::new()).expect("the config loads");
+    if let Some(path) = path {
+        let _ = std::fs::remove_file(path);
+    }
+    let (_sender, loaded) = tokio::sync::watch::channel(Arc::new(loaded));
     let shared = Arc::new(Shared {
         upstream: UpstreamSpec::Url(url),
         loaded,
@@ -143,6 +169,11 @@ async fn connect(shutdown: &CancellationToken) -> RunningService<RoleClient, Cli
         .serve(client_io)
         .await
         .expect("handshake through the proxy")
+}
+
+/// A name unique to this test's token, for its temporary file.
+fn shutdown_id(shutdown: &CancellationToken) -> usize {
+    std::ptr::from_ref(shutdown) as usize
 }
 
 fn call(name: &str, arguments: Value) -> CallToolRequestParams {
@@ -226,5 +257,31 @@ async fn large_result_is_condensed_without_its_structured_copy_and_retrievable()
     let log = log_text();
     let wanted: Vec<&str> = log.lines().take(3).collect();
     assert_eq!(text_of(&original).lines().collect::<Vec<_>>(), wanted);
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn condense_policy_shrinks_the_structured_copy_while_the_listed_schema_holds() {
+    let shutdown = CancellationToken::new();
+    let client = connect_with(
+        &shutdown,
+        Some(
+            "[[tools]]\nmatch = \"jobs\"\nbudget_tokens = 300\nstructured_content = \"condense\"\n",
+        ),
+    )
+    .await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let jobs = tools.iter().find(|tool| tool.name == "jobs").expect("jobs");
+    assert!(jobs.output_schema.is_some(), "the schema stays listed");
+
+    let result = client
+        .call_tool(call("jobs", json!({})))
+        .await
+        .expect("call");
+    let kept = result.structured_content.expect("a structured copy")["jobs"]
+        .as_array()
+        .map_or(0, Vec::len);
+    // Shrunk, but never below what the schema the upstream listed allows.
+    assert!((MIN_JOBS..LOG_LINES).contains(&kept), "{kept} jobs kept");
     shutdown.cancel();
 }
