@@ -1,4 +1,13 @@
-//! The MCP proxy: condense in front of any MCP server.
+//! MCP: the rmcp client adapter and the proxy, both on the library's one pipeline.
+//!
+//! [`McpTools`] turns a running rmcp client into a tower `Service<ToolCall>`, so a Rust agent
+//! wraps it with [`CondenseLayer`](crate::CondenseLayer) in one line (see
+//! `examples/rmcp_client.rs`). rmcp's `CallToolResult` and [`McpCall`] implement
+//! [`ToolResponse`](crate::ToolResponse) and [`ToolRequest`](crate::ToolRequest), for code
+//! that keeps rmcp's own types.
+//!
+//! The proxy: condense in front of any MCP server. Its `tools/call` path is the same
+//! `CondenseLayer` around the upstream connection, configured by the one [`Config`](crate::Config).
 //!
 //! [`run`] starts an MCP server for a client (over stdio, or streamable HTTP with a health
 //! endpoint) that relays everything to an upstream MCP server (a child process over stdio, or
