@@ -14,6 +14,7 @@ mod litellm_layer;
 mod llm;
 mod mapreduce;
 mod mcp;
+mod mcp_client;
 mod mcp_faults;
 mod mcp_load;
 mod security;

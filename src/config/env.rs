@@ -98,21 +98,6 @@ pub(super) fn apply_env_overrides(
     Ok(set)
 }
 
-/// The `CONDENSE_<SECTION>_<KEY>` overrides of one section, typed by the schema: for the keys
-/// the MCP proxy reads itself.
-#[cfg(feature = "mcp")]
-pub(crate) fn section_env_overrides(
-    section: &str,
-    vars: impl IntoIterator<Item = (String, String)>,
-) -> Result<serde_json::Map<String, Value>, ConfigError> {
-    let mut doc = Value::Object(serde_json::Map::new());
-    apply_env_overrides(&mut doc, &EnvVars::from_pairs(vars))?;
-    Ok(match doc.get_mut(section).map(Value::take) {
-        Some(Value::Object(keys)) => keys,
-        _ => serde_json::Map::new(),
-    })
-}
-
 fn resolve_ref(schema_node: &Value) -> &Value {
     match schema_node.get("$ref").and_then(Value::as_str) {
         Some(reference) => reference

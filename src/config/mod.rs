@@ -43,8 +43,6 @@ mod glob;
 #[cfg(test)]
 mod tests;
 
-#[cfg(feature = "mcp")]
-pub(crate) use env::section_env_overrides;
 use env::{EnvVars, apply_env_overrides, validate};
 use file::FileConfig;
 pub use glob::glob_matches;

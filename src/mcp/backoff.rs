@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::settings::{DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX};
+use crate::config::{DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX};
 use crate::llm::Backoff;
 
 /// How long an upstream must stay up for its next crash to count as the first in a row.

@@ -1,4 +1,13 @@
-//! The MCP proxy: condense in front of any MCP server.
+//! MCP: the rmcp client adapter and the proxy, both on the library's one pipeline.
+//!
+//! [`McpTools`] turns a running rmcp client into a tower `Service<ToolCall>`, so a Rust agent
+//! wraps it with [`CondenseLayer`](crate::CondenseLayer) in one line (see
+//! `examples/rmcp_client.rs`). rmcp's `CallToolResult` and [`McpCall`] implement
+//! [`ToolResponse`](crate::ToolResponse) and [`ToolRequest`](crate::ToolRequest), for code
+//! that keeps rmcp's own types.
+//!
+//! The proxy: condense in front of any MCP server. Its `tools/call` path is the same
+//! `CondenseLayer` around the upstream connection, configured by the one [`Config`](crate::Config).
 //!
 //! [`run`] starts an MCP server for a client (over stdio, or streamable HTTP with a health
 //! endpoint) that relays everything to an upstream MCP server (a child process over stdio, or
@@ -23,27 +32,25 @@
 //!
 //! Every use of rmcp, the MCP SDK, is inside this module: its API moves between releases.
 
+mod adapt;
+mod added;
 mod backoff;
-mod condenser;
-mod engine;
+mod client;
 mod error;
 mod http;
 mod progress;
 mod proxy;
+mod relay;
 mod server;
-mod settings;
 mod setup;
-mod structured;
 mod supervisor;
 mod tools;
 mod upstream;
 
+pub use adapt::McpCall;
+pub use client::{McpCallError, McpTools};
 pub use error::ProxyError;
 pub use proxy::{ProxyOptions, run};
-pub use settings::{
-    DEFAULT_QUERY_ARGUMENT, DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX,
-    ProxySettings, StructuredContentPolicy, ToolMode, ToolSettings,
-};
 pub use upstream::UpstreamSpec;
 
 #[doc(hidden)]

@@ -10,14 +10,11 @@ use rmcp::service::ServerInitializeError;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::condenser::ResultCondenser;
-use super::engine::EngineCondenser;
 use super::error::ProxyError;
 use super::http;
 use super::server::{Loaded, ProxyServer, Shared};
-use super::settings::ProxySettings;
 use super::upstream::UpstreamSpec;
-use crate::{Condenser, Config, TokenCounter};
+use crate::{Condenser, Config};
 
 /// How long a child upstream gets to exit once its stdin is closed before it is killed.
 const CHILD_EXIT_GRACE: Duration = Duration::from_secs(1);
@@ -154,11 +151,8 @@ fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Sh
 /// How many earlier configurations keep answering retrievals after reloads.
 const KEPT_CONDENSERS: usize = 3;
 
-/// Reads the file (or the defaults) into proxy settings and a condensing engine.
-fn load(
-    path: Option<&Path>,
-    previous: Vec<Arc<dyn ResultCondenser>>,
-) -> Result<Loaded, ProxyError> {
+/// Reads the file (or the defaults) into the one `Config` and its engine.
+pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Loaded, ProxyError> {
     let invalid = |message: String| ProxyError::Config {
         path: path.map(Path::to_path_buf).unwrap_or_default(),
         message,
@@ -168,8 +162,7 @@ fn load(
         None => String::new(),
     };
     let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
-    // The whole file, `[proxy]` included, is checked against the schema first: the proxy's
-    // own reader only takes the keys it knows.
+    // The whole file, `[proxy]` included, is read and checked once, by the core's reader.
     let config =
         Config::from_toml_str_with_env(&text, &origin, std::env::vars()).map_err(|error| {
             // The engine's message starts with the file, which the proxy's error names already.
@@ -177,19 +170,8 @@ fn load(
             let prefix = format!("{origin}: ");
             invalid(message.strip_prefix(&prefix).unwrap_or(&message).to_owned())
         })?;
-    let settings = ProxySettings::from_toml_with_env(
-        &text,
-        path.unwrap_or(Path::new("defaults")),
-        std::env::vars(),
-    )?;
     let engine = Condenser::new(config).map_err(|error| invalid(error.to_string()))?;
-    let counter = TokenCounter::new(engine.config().defaults.encoding);
-    Ok(Loaded {
-        settings: Arc::new(settings),
-        condenser: Arc::new(EngineCondenser::new(engine)),
-        counter,
-        previous,
-    })
+    Ok(Loaded { engine, previous })
 }
 
 /// The file's identity for change detection: modification time and length.
@@ -221,7 +203,7 @@ async fn watch_config(
         }
         last = now;
         let current = sender.borrow().clone();
-        let mut previous = vec![current.condenser.clone()];
+        let mut previous = vec![current.engine.clone()];
         previous.extend(current.previous.iter().take(KEPT_CONDENSERS - 1).cloned());
         match load(Some(&path), previous) {
             Ok(loaded) => {
@@ -281,12 +263,15 @@ mod tests {
 
         std::fs::write(&path, "[defaults]\nthreshold_tokens = \"oops\"\n").expect("write");
         tokio::time::sleep(Duration::from_millis(150)).await;
-        assert_eq!(receiver.borrow().settings.defaults.threshold_tokens, 111);
+        assert_eq!(
+            receiver.borrow().engine.config().defaults.threshold_tokens,
+            111
+        );
 
         std::fs::write(&path, "[defaults]\nthreshold_tokens = 222\n").expect("write");
         let mut receiver = receiver;
         tokio::time::timeout(Duration::from_secs(5), async {
-            while receiver.borrow().settings.defaults.threshold_tokens != 222 {
+            while receiver.borrow().engine.config().defaults.threshold_tokens != 222 {
                 receiver.changed().await.expect("sender alive");
             }
         })

@@ -11,41 +11,36 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::ServerPeerInfo;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    CancelTaskRequest, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
-    CompleteResult, ContentBlock, CustomNotification, CustomRequest, CustomResult,
-    ErrorData as McpError, GetPromptRequest, GetPromptRequestParams, GetPromptResponse,
-    GetSkillRequest, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskRequest,
-    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
-    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListSkillsRequest,
-    ListSkillsResult, ListToolsRequest, ListToolsResult, PaginatedRequestParams, PingRequest,
-    ProgressNotification, ProgressNotificationParam, ProtocolVersion, ReadResourceDirectoryRequest,
-    ReadResourceDirectoryRequestParams, ReadResourceRequest, ReadResourceRequestParams,
-    ReadResourceResponse, RootsListChangedNotification, ServerCapabilities, ServerConfig,
-    ServerResult, SetLevelRequest, SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams,
-    ToolsCapability, UnsubscribeRequest, UnsubscribeRequestParams, UpdateTaskParams,
-    UpdateTaskRequest,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelTaskRequest,
+    ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams, CompleteResult,
+    CustomNotification, CustomRequest, CustomResult, ErrorData as McpError, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequest, GetSkillRequestParams,
+    GetSkillResult, GetTaskParams, GetTaskRequest, GetTaskResult, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListPromptsRequest, ListPromptsResult,
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
+    ListResourcesResult, ListSkillsRequest, ListSkillsResult, ListToolsRequest, ListToolsResult,
+    PaginatedRequestParams, PingRequest, ProgressNotification, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceDirectoryRequest, ReadResourceDirectoryRequestParams,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
+    RootsListChangedNotification, ServerCapabilities, ServerConfig, ServerResult, SetLevelRequest,
+    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, ToolsCapability,
+    UnsubscribeRequest, UnsubscribeRequestParams, UpdateTaskParams, UpdateTaskRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{Peer, RoleServer, ServerHandler};
-use serde_json::Value;
 use tokio::sync::watch;
-use tracing::Instrument;
 
-use super::condenser::{
-    CondenseRequest, ResultCondenser, RetrieveError, Selection, SummarizeRequest,
-};
+mod call;
+#[cfg(test)]
+mod tests;
+
 use super::progress::ProgressRoutes;
-use super::settings::ProxySettings;
+use super::relay::{RelayError, relay_request};
 use super::setup::SetupChange;
-use super::structured;
 use super::supervisor::{Supervisor, UpstreamFailure};
 use super::tools::{self, ADDED_TOOLS};
-use super::upstream::{
-    NEWEST_RELAYED_VERSION, RelayError, UpstreamHandler, UpstreamSpec, relay_request,
-};
-use crate::TokenCounter;
+use super::upstream::{NEWEST_RELAYED_VERSION, UpstreamHandler, UpstreamSpec};
+use crate::{Condenser, StructuredContentPolicy};
 
 /// What every session of one proxy shares.
 #[derive(Debug)]
@@ -58,12 +53,11 @@ pub(crate) struct Shared {
 /// What one version of the configuration file gives the proxy.
 #[derive(Debug)]
 pub(crate) struct Loaded {
-    pub(crate) settings: Arc<ProxySettings>,
-    pub(crate) condenser: Arc<dyn ResultCondenser>,
-    pub(crate) counter: TokenCounter,
-    /// The condensers of earlier versions, newest first: refs they handed out stay
-    /// retrievable after a reload.
-    pub(crate) previous: Vec<Arc<dyn ResultCondenser>>,
+    /// The engine, and through it the one `Config` (the proxy's keys included).
+    pub(crate) engine: Condenser,
+    /// The engines of earlier versions, newest first: refs they handed out stay retrievable
+    /// after a reload.
+    pub(crate) previous: Vec<Condenser>,
 }
 
 /// One client session: its upstream connection and what the proxy learned from it.
@@ -149,10 +143,6 @@ impl ProxyServer {
         self.shared.loaded.borrow().clone()
     }
 
-    fn settings(&self) -> Arc<ProxySettings> {
-        self.loaded().settings.clone()
-    }
-
     fn upstream_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.session
             .upstream
@@ -173,9 +163,10 @@ impl ProxyServer {
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        let settings = self.settings();
+        let loaded = self.loaded();
+        let proxy = &loaded.engine.config().proxy;
         let supervisor = &self.session.upstream;
-        let live = supervisor.acquire(&settings, &context.ct).await?;
+        let live = supervisor.acquire(proxy, &context.ct).await?;
         let method = request.method().to_owned();
         let setup_change = SetupChange::of(&request);
         let relayed = relay_request(
@@ -184,7 +175,7 @@ impl ProxyServer {
             &context.meta,
             &context.ct,
             &self.session.progress_up,
-            settings.upstream_timeout,
+            proxy.upstream_timeout,
         )
         .await;
         match relayed {
@@ -194,9 +185,7 @@ impl ProxyServer {
                 }
                 Ok(result)
             }
-            Err(RelayError::ConnectionLost(_)) => {
-                Err(supervisor.lost(&live, &settings).await.into())
-            }
+            Err(RelayError::ConnectionLost(_)) => Err(supervisor.lost(&live, proxy).await.into()),
             Err(RelayError::Timeout(after)) => Err(UpstreamFailure::TimedOut {
                 upstream: self.shared.upstream.label(),
                 method,
@@ -223,193 +212,6 @@ impl ProxyServer {
         self.upstream_info()
             .is_some_and(|info| info.capabilities.tools.is_some())
     }
-
-    async fn call_upstream_tool(
-        &self,
-        mut params: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        query: Option<String>,
-        budget: Option<usize>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = params.name.to_string();
-        let settings = self.settings();
-        let mut tool_settings = settings.for_tool(&name);
-        let loaded = self.loaded();
-        let query = match query {
-            Some(query) => Some(query),
-            None if tool_settings.query_argument
-                && !lock(&self.session.own_query_argument).contains(&name) =>
-            {
-                tools::take_query_argument(&mut params.arguments, &settings.query_argument_name)
-            }
-            None => None,
-        };
-        if let Some(budget) = budget {
-            tool_settings.budget_tokens = budget;
-        }
-        let arguments = params
-            .arguments
-            .clone()
-            .map(Value::Object)
-            .unwrap_or(Value::Null);
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %name,
-            query = query.is_some(),
-            tokens_before = tracing::field::Empty,
-            tokens_after = tracing::field::Empty,
-            condensed = tracing::field::Empty,
-        );
-        async {
-            let started = std::time::Instant::now();
-            let response = match self
-                .relay(
-                    ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                    context,
-                )
-                .await?
-            {
-                ServerResult::CallToolResult(result) => CallToolResponse::Complete(result),
-                ServerResult::CreateTaskResult(task) => CallToolResponse::Task(task),
-                ServerResult::InputRequiredResult(input) => CallToolResponse::InputRequired(input),
-                other => return Err(unexpected(&other)),
-            };
-            let CallToolResponse::Complete(result) = response else {
-                return Ok(response);
-            };
-            let structured_before = result.structured_content.clone();
-            let condensed = loaded
-                .condenser
-                .condense(
-                    CondenseRequest {
-                        tool: &name,
-                        arguments: &arguments,
-                        query: query.as_deref(),
-                        settings: &tool_settings,
-                        budget_override: budget,
-                    },
-                    result,
-                )
-                .await;
-            let mut result = condensed.result;
-            if condensed.condensed {
-                let schema = lock(&self.session.output_schemas).get(&name).cloned();
-                result.structured_content = structured::for_condensed_result(
-                    structured_before,
-                    schema.as_deref(),
-                    tool_settings.structured_content,
-                    tool_settings.budget_tokens,
-                    &loaded.counter,
-                );
-            }
-            tracing::Span::current().record("condensed", condensed.condensed);
-            tracing::debug!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "tool call done"
-            );
-            Ok(CallToolResponse::Complete(result))
-        }
-        .instrument(span)
-        .await
-    }
-
-    async fn call_added_tool(
-        &self,
-        params: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let settings = self.settings();
-        let default_budget = settings.defaults.budget_tokens;
-        let budget_or_default = |tokens: usize| if tokens == 0 { default_budget } else { tokens };
-        let name = params.name.to_string();
-        let text = match name.as_str() {
-            tools::CALL_TOOL_SUMMARIZED => {
-                let args: tools::CallToolSummarizedArgs =
-                    match tools::parse_args(&name, params.arguments) {
-                        Ok(args) => args,
-                        Err(message) => return Ok(tool_error(message)),
-                    };
-                if ADDED_TOOLS.contains(&args.tool.as_str()) {
-                    return Ok(tool_error(format!("{} cannot call {}", name, args.tool)));
-                }
-                let mut inner = CallToolRequestParams::new(args.tool);
-                inner.arguments = args.arguments;
-                let budget = args
-                    .max_tokens
-                    .map(budget_or_default)
-                    .unwrap_or(default_budget);
-                return self
-                    .call_upstream_tool(inner, context, args.query, Some(budget))
-                    .await;
-            }
-            tools::SUMMARIZE => {
-                let args: tools::SummarizeArgs = match tools::parse_args(&name, params.arguments) {
-                    Ok(args) => args,
-                    Err(message) => return Ok(tool_error(message)),
-                };
-                let focus =
-                    (!args.focus_areas.trim().is_empty()).then_some(args.focus_areas.as_str());
-                self.loaded()
-                    .condenser
-                    .summarize(SummarizeRequest {
-                        content: &args.content,
-                        max_output_tokens: budget_or_default(args.max_output_tokens),
-                        focus,
-                        extraction: false,
-                        strategy: args.strategy,
-                    })
-                    .await
-            }
-            tools::SUMMARIZE_FOR_EXTRACTION => {
-                let args: tools::SummarizeForExtractionArgs =
-                    match tools::parse_args(&name, params.arguments) {
-                        Ok(args) => args,
-                        Err(message) => return Ok(tool_error(message)),
-                    };
-                self.loaded()
-                    .condenser
-                    .summarize(SummarizeRequest {
-                        content: &args.content,
-                        max_output_tokens: budget_or_default(args.max_output_tokens),
-                        focus: Some(&args.schema_hint),
-                        extraction: true,
-                        strategy: None,
-                    })
-                    .await
-            }
-            _ => {
-                let args: tools::RetrieveArgs = match tools::parse_args(&name, params.arguments) {
-                    Ok(args) => args,
-                    Err(message) => return Ok(tool_error(message)),
-                };
-                let selection = Selection {
-                    offset: args.offset,
-                    lines: args.lines.unwrap_or(200).max(1),
-                    pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
-                    max_tokens: default_budget.max(settings.defaults.threshold_tokens),
-                };
-                let loaded = self.loaded();
-                let mut answer = Err(RetrieveError::UnknownRef(args.reference.clone()));
-                for condenser in std::iter::once(&loaded.condenser).chain(&loaded.previous) {
-                    answer = condenser.retrieve(&args.reference, &selection).await;
-                    if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
-                        break;
-                    }
-                }
-                match answer {
-                    Ok(text) => text,
-                    Err(error) => return Ok(tool_error(error.to_string())),
-                }
-            }
-        };
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-            ContentBlock::text(text),
-        ])))
-    }
-}
-
-fn tool_error(message: String) -> CallToolResponse {
-    CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)]))
 }
 
 const INSTRUCTIONS: &str = "Tool results larger than a configured size are condensed by condense, \
@@ -441,7 +243,9 @@ impl ServerHandler for ProxyServer {
             upstream.map(|i| i.version.clone()),
         );
         server_info.title = Some(format!("condense in front of {upstream_title}"));
-        let ours = INSTRUCTIONS.replace("{query}", &self.settings().query_argument_name);
+        let loaded = self.loaded();
+        let ours =
+            INSTRUCTIONS.replace("{query}", &loaded.engine.config().proxy.query_argument_name);
         let instructions = match &info.instructions {
             Some(theirs) => format!("{theirs}\n\n{ours}"),
             None => ours,
@@ -473,7 +277,11 @@ impl ServerHandler for ProxyServer {
         if let Err(failure) = self
             .session
             .upstream
-            .start(request.clone(), handler, &self.settings())
+            .start(
+                request.clone(),
+                handler,
+                &self.loaded().engine.config().proxy,
+            )
             .await
         {
             tracing::error!(%failure, "the upstream MCP server is not available");
@@ -601,20 +409,25 @@ impl ServerHandler for ProxyServer {
         } else {
             ListToolsResult::default()
         };
-        let settings = self.settings();
-        let query_name = settings.query_argument_name.as_str();
+        let loaded = self.loaded();
+        let config = loaded.engine.config();
+        let query_name = config.proxy.query_argument_name.as_str();
         let mut added_names: Vec<&str> = ADDED_TOOLS.to_vec();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
             // An upstream tool of the same name as an added one wins: the added one is not listed.
             added_names.retain(|added| *added != name);
             lock(&self.session.upstream_tools).insert(name.clone());
-            let tool_settings = settings.for_tool(&name);
+            let rule = config.rule_for(&name);
             if let Some(schema) = &tool.output_schema {
                 lock(&self.session.output_schemas).insert(name.clone(), schema.clone());
             }
-            structured::list_tool(tool, tool_settings.structured_content);
-            if tool_settings.query_argument && !tools::add_query_argument(tool, query_name) {
+            // A dropped structured copy must not be promised: the client would reject results
+            // that lack it.
+            if rule.structured_content == StructuredContentPolicy::Drop {
+                tool.output_schema = None;
+            }
+            if rule.query_argument && !tools::add_query_argument(tool, query_name) {
                 tracing::warn!(tool = %name, argument = query_name, "the tool has its own argument of this name; no query channel for it");
                 lock(&self.session.own_query_argument).insert(name);
             }

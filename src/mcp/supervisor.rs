@@ -16,11 +16,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{RestartBackoff, failures_in_a_row};
-use super::settings::ProxySettings;
 use super::setup::{SessionSetup, SetupChange};
 use super::upstream::{
     self, Connection, Ending, StartError, UpstreamHandler, UpstreamSpec, Vitals,
 };
+use crate::config::ProxyConfig;
 
 /// A request that finds a restart due within this long waits for it instead of failing: the
 /// first few restarts of a crash loop stay invisible to a client that retries at once.
@@ -270,7 +270,7 @@ impl Supervisor {
         &self,
         client: ClientConfig,
         handler: UpstreamHandler,
-        settings: &ProxySettings,
+        settings: &ProxyConfig,
     ) -> Result<(), UpstreamFailure> {
         let introduction = self
             .introduction
@@ -306,7 +306,7 @@ impl Supervisor {
     /// ended and its backoff delay is over (or ends within [`RESTART_WAIT_LIMIT`]).
     pub(crate) async fn acquire(
         &self,
-        settings: &ProxySettings,
+        settings: &ProxyConfig,
         cancelled: &CancellationToken,
     ) -> Result<Live, UpstreamFailure> {
         let mut state = self.state.lock().await;
@@ -411,7 +411,7 @@ impl Supervisor {
 
     /// Records that `live` failed at the transport while a request waited on it, and says so
     /// in the terms the client needs: what happened and when the next start is.
-    pub(crate) async fn lost(&self, live: &Live, settings: &ProxySettings) -> UpstreamFailure {
+    pub(crate) async fn lost(&self, live: &Live, settings: &ProxyConfig) -> UpstreamFailure {
         let (ending, at) = live.vitals.ending_after_failure().await;
         let mut state = self.state.lock().await;
         if matches!(&*state, State::Up { generation, .. } if *generation == live.generation) {
@@ -443,7 +443,7 @@ impl Supervisor {
     async fn connect(
         &self,
         introduction: Introduction,
-        settings: &ProxySettings,
+        settings: &ProxyConfig,
     ) -> Result<Connection, StartError> {
         // Boxed: the handshake's future is large, and it runs deep inside a request's handler.
         let connection = Box::pin(upstream::connect(
@@ -460,7 +460,7 @@ impl Supervisor {
 
     /// The state after the connection in `up` ended at `at`: down until the backoff delay is
     /// over. Dropping the connection stops what is left of it.
-    fn went_down(&self, up: State, ending: Ending, at: Instant, settings: &ProxySettings) -> State {
+    fn went_down(&self, up: State, ending: Ending, at: Instant, settings: &ProxyConfig) -> State {
         let State::Up {
             connection,
             generation,
@@ -497,7 +497,7 @@ impl Supervisor {
     }
 }
 
-fn backoff(settings: &ProxySettings) -> RestartBackoff {
+fn backoff(settings: &ProxyConfig) -> RestartBackoff {
     RestartBackoff::new(
         settings.restart_backoff_initial,
         settings.restart_backoff_max,
@@ -577,7 +577,7 @@ mod tests {
     async fn requests_before_initialize_are_refused() {
         let supervisor = Supervisor::new(UpstreamSpec::Url("http://127.0.0.1:9/mcp".into()));
         let error = supervisor
-            .acquire(&ProxySettings::new(), &CancellationToken::new())
+            .acquire(&ProxyConfig::default(), &CancellationToken::new())
             .await
             .expect_err("not initialized");
         assert_eq!(error, UpstreamFailure::NotInitialized);
@@ -588,7 +588,7 @@ mod tests {
         let supervisor = Supervisor::new(UpstreamSpec::Url("http://127.0.0.1:9/mcp".into()));
         supervisor.close(Duration::from_millis(10)).await;
         let error = supervisor
-            .acquire(&ProxySettings::new(), &CancellationToken::new())
+            .acquire(&ProxyConfig::default(), &CancellationToken::new())
             .await
             .expect_err("closed");
         assert_eq!(error, UpstreamFailure::Closed);

@@ -8,13 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientConfig, ClientResult,
-    ErrorData as McpError, GetMeta, ProtocolVersion, RequestMetaObject, ServerNotification,
-    ServerRequest, ToolListChangedNotification,
+    ClientConfig, ClientResult, ErrorData as McpError, GetMeta, ProtocolVersion,
+    ServerNotification, ServerRequest, ToolListChangedNotification,
 };
 use rmcp::service::{
-    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
-    ServiceError, ServiceRole,
+    ClientInitializeError, NotificationContext, RequestContext, RunningService, ServiceError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{Peer, RoleClient, RoleServer, Service, ServiceExt};
@@ -25,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
 use super::progress::ProgressRoutes;
+use super::relay::{RelayError, relay_request, service_error};
 
 /// Where the upstream MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,7 +362,7 @@ fn describe_handshake_error(error: &ClientInitializeError) -> String {
 }
 
 /// An error and its sources, joined by `: `, skipping a cause its parent already quotes.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -499,94 +498,6 @@ impl Service<RoleClient> for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         self.client.clone()
     }
-}
-
-/// Why a relayed request got no answer from the other side.
-#[derive(Debug)]
-pub(crate) enum RelayError {
-    /// The other side answered with an error: relayed as it is.
-    Answered(McpError),
-    /// The connection failed before an answer came (closed, or the request could not be sent).
-    ConnectionLost(String),
-    /// No answer within the timeout; the request was cancelled on the other side.
-    Timeout(Duration),
-    /// The caller's client cancelled the request; the cancellation was relayed.
-    Cancelled,
-}
-
-impl RelayError {
-    /// The MCP error for a peer that needs no more detail than the failure itself.
-    pub(crate) fn into_mcp(self) -> McpError {
-        match self {
-            RelayError::Answered(error) => error,
-            RelayError::ConnectionLost(reason) => {
-                McpError::internal_error(format!("the connection was lost: {reason}"), None)
-            }
-            RelayError::Timeout(timeout) => McpError::internal_error(
-                format!("no answer within {} ms", timeout.as_millis()),
-                None,
-            ),
-            RelayError::Cancelled => McpError::internal_error("request cancelled", None),
-        }
-    }
-}
-
-impl From<ServiceError> for RelayError {
-    fn from(error: ServiceError) -> Self {
-        match error {
-            ServiceError::McpError(error) => RelayError::Answered(error),
-            ServiceError::Timeout { timeout } => RelayError::Timeout(timeout),
-            ServiceError::TransportClosed => RelayError::ConnectionLost("closed".to_owned()),
-            ServiceError::TransportSend(error) => {
-                RelayError::ConnectionLost(redact_urls(&error_chain(error.error.as_ref())))
-            }
-            other => RelayError::Answered(McpError::internal_error(
-                redact_urls(&other.to_string()),
-                None,
-            )),
-        }
-    }
-}
-
-/// Sends `request` to `peer` with the original request's `_meta`, routes its progress back,
-/// cancels it when `cancelled` fires, and, after `timeout`, cancels it on the peer's side.
-pub(crate) async fn relay_request<R: ServiceRole>(
-    peer: &Peer<R>,
-    request: R::Req,
-    meta: &RequestMetaObject,
-    cancelled: &CancellationToken,
-    progress: &ProgressRoutes,
-    timeout: Option<Duration>,
-) -> Result<R::PeerResp, RelayError> {
-    let original_token = meta.get_progress_token();
-    let mut meta = meta.clone();
-    // rmcp sets a progress token of its own on every request; the route maps it back.
-    meta.remove("progressToken");
-    let mut options = PeerRequestOptions::no_options().with_meta(meta);
-    // rmcp sends `notifications/cancelled` to the peer when the timeout fires.
-    options.timeout = timeout;
-    let handle = peer.send_request_with_option(request, options).await?;
-    let _route =
-        original_token.map(|original| progress.route(handle.progress_token.clone(), original));
-    let id = handle.id.clone();
-    let response = handle.await_response();
-    tokio::select! {
-        response = response => Ok(response?),
-        () = cancelled.cancelled() => {
-            let notification = CancelledNotification::new(CancelledNotificationParam::new(
-                Some(id),
-                Some("cancelled by the client".to_owned()),
-            ));
-            // Best effort: the peer may be gone already, and the caller is no longer waiting.
-            let _ = peer.send_notification(notification.into()).await;
-            Err(RelayError::Cancelled)
-        }
-    }
-}
-
-/// An MCP error for the client from a failure to reach the other side.
-pub(crate) fn service_error(error: ServiceError) -> McpError {
-    RelayError::from(error).into_mcp()
 }
 
 #[cfg(test)]
