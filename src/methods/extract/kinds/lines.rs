@@ -152,13 +152,23 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
     const MIN_RECORDS: usize = 5;
     /// Numbers past this many in one line are ignored (a hex dump is not a record).
     const MAX_NUMBERS: usize = 8;
+    // Most lines of command output are one of a kind: count templates first, and read
+    // numbers only from lines whose template repeats enough to make a column.
+    let mut repeats: HashMap<u64, usize> = HashMap::new();
+    for template in units.iter().filter_map(|u| u.template) {
+        *repeats.entry(template).or_default() += 1;
+    }
     let mut columns: HashMap<(u64, usize), Vec<(usize, FieldValue)>> = HashMap::new();
     for (u, unit) in units.iter().enumerate() {
-        let Some(template) = unit.template else {
+        let Some(template) = unit
+            .template
+            .filter(|t| repeats.get(t).is_some_and(|&n| n >= MIN_RECORDS))
+        else {
             continue;
         };
         let numbers = text[unit.span.clone()]
             .split(|c: char| c.is_whitespace() || c == '=' || c == '|')
+            .filter(|token| token.bytes().any(|b| b.is_ascii_digit()))
             .filter_map(doc::parse_quantity)
             .take(MAX_NUMBERS);
         for (k, value) in numbers.enumerate() {
