@@ -2,15 +2,18 @@
 //!
 //! For every case and budget it prints the facts kept (a fact is kept when, with whitespace
 //! runs collapsed and case folded, it is a substring of the output), tokens in and out
-//! (`cl100k_base`) and the time `extract` took; then the overall share of facts kept. Cases
-//! without facts (the holdout split) print tokens and time only.
+//! (`cl100k_base`) and the time `extract` took; then the overall share of facts kept per split
+//! and budget, and at the end one summary line per split and budget. Cases without facts (the
+//! holdout split) print tokens and time only.
 //!
 //! ```text
-//! cargo run --release --example corpus_bench -- [--corpus DIR] [--split dev|holdout]
+//! cargo run --release --example corpus_bench -- [--corpus DIR] [--split dev|dev2|holdout|own]
 //!     [--budgets 1000,2000,4000] [--case SUBSTRING] [--show]
 //! ```
 //!
-//! The corpus defaults to `../shared/corpus` beside the crate.
+//! The shared corpus defaults to `../shared/corpus` beside the crate; the split `own` is the
+//! crate's own `corpus/`. Without `--split`, the splits `dev`, `dev2` and `own` run in turn
+//! (those that are present).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +24,9 @@ use condense::methods::extract::{ExtractHints, extract_with_stats};
 
 struct Args {
     corpus: PathBuf,
-    split: String,
+    splits: Vec<String>,
+    /// No split was named: absent default splits are skipped rather than an error.
+    default_splits: bool,
     budgets: Vec<usize>,
     case: Option<String>,
     show: bool,
@@ -30,7 +35,8 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         corpus: Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-        split: "dev".to_owned(),
+        splits: Vec::new(),
+        default_splits: false,
         budgets: vec![1000, 2000, 4000],
         case: None,
         show: false,
@@ -40,7 +46,7 @@ fn parse_args() -> Result<Args, String> {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--corpus" => args.corpus = PathBuf::from(value()?),
-            "--split" => args.split = value()?,
+            "--split" => args.splits.push(value()?),
             "--budgets" => {
                 args.budgets = value()?
                     .split(',')
@@ -52,7 +58,26 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown flag {other}")),
         }
     }
+    if args.splits.is_empty() {
+        args.splits = DEFAULT_SPLITS.map(str::to_owned).to_vec();
+        args.default_splits = true;
+    }
     Ok(args)
+}
+
+/// The splits run when none is named.
+const DEFAULT_SPLITS: [&str; 3] = ["dev", "dev2", OWN_SPLIT];
+
+/// The split name of the crate's own corpus, kept in `corpus/` at the crate root.
+const OWN_SPLIT: &str = "own";
+
+/// Where the cases of `split` are.
+fn split_dir(args: &Args, split: &str) -> PathBuf {
+    if split == OWN_SPLIT {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+    } else {
+        args.corpus.join(split)
+    }
 }
 
 struct Case {
@@ -127,31 +152,41 @@ fn kept(facts: &[String], output: &str) -> usize {
         .count()
 }
 
-fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("corpus_bench: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let dir = args.corpus.join(&args.split);
-    let cases = match load_cases(&dir, args.case.as_deref()) {
-        Ok(cases) => cases,
-        Err(e) => {
-            eprintln!("corpus_bench: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let counter = TokenCounter::default();
-    // Build the vocabulary before timing anything.
-    let _ = counter.count("warm up");
+/// Facts kept by extract and by head truncation, out of all facts, for one split and budget.
+struct Tally {
+    split: String,
+    budget: usize,
+    facts: usize,
+    kept_extract: usize,
+    kept_head: usize,
+    cases: usize,
+    ms: f64,
+}
+
+fn share(kept: usize, facts: usize) -> String {
+    if facts == 0 {
+        "–".to_owned()
+    } else {
+        format!("{:.1}%", 100.0 * kept as f64 / facts as f64)
+    }
+}
+
+fn run_split(split: &str, cases: &[Case], args: &Args, counter: &TokenCounter) -> Vec<Tally> {
     let tokens_in: Vec<usize> = cases.iter().map(|c| counter.count(&c.input)).collect();
+    let mut tallies = Vec::new();
     for &budget in &args.budgets {
-        println!("\n### Budget {budget} tokens ({} split)\n", args.split);
+        println!("\n### Budget {budget} tokens ({split} split)\n");
         println!("| case | kind | tokens in | tokens out | facts (extract) | facts (head) | ms |");
         println!("|---|---|---:|---:|---:|---:|---:|");
-        let (mut facts, mut kept_extract, mut kept_head, mut total_ms) = (0, 0, 0, 0.0);
+        let mut tally = Tally {
+            split: split.to_owned(),
+            budget,
+            facts: 0,
+            kept_extract: 0,
+            kept_head: 0,
+            cases: cases.len(),
+            ms: 0.0,
+        };
         for (case, &tokens) in cases.iter().zip(&tokens_in) {
             let mut hints = ExtractHints::new();
             if let Some(q) = case.query.as_deref() {
@@ -161,9 +196,9 @@ fn main() -> ExitCode {
                 hints = hints.with_tool(t);
             }
             let start = Instant::now();
-            let out = extract_with_stats(&case.input, &hints, budget, &counter);
+            let out = extract_with_stats(&case.input, &hints, budget, counter);
             let ms = start.elapsed().as_secs_f64() * 1000.0;
-            total_ms += ms;
+            tally.ms += ms;
             let head = counter.prefix_within(&case.input, budget);
             let fact_cell = |k: usize| {
                 if case.facts.is_empty() {
@@ -173,9 +208,9 @@ fn main() -> ExitCode {
                 }
             };
             let (ke, kh) = (kept(&case.facts, &out.text), kept(&case.facts, head));
-            facts += case.facts.len();
-            kept_extract += ke;
-            kept_head += kh;
+            tally.facts += case.facts.len();
+            tally.kept_extract += ke;
+            tally.kept_head += kh;
             println!(
                 "| {} | {} | {} | {} | {} | {} | {:.1} |",
                 case.name,
@@ -198,19 +233,67 @@ fn main() -> ExitCode {
                 }
             }
         }
-        let share = |k: usize| {
-            if facts == 0 {
-                "–".to_owned()
-            } else {
-                format!("{:.1}%", 100.0 * k as f64 / facts as f64)
+        println!(
+            "\n**Overall at {budget}:** facts kept {} ({}/{}) vs head truncation {}; total time {:.1} ms over {} cases.",
+            share(tally.kept_extract, tally.facts),
+            tally.kept_extract,
+            tally.facts,
+            share(tally.kept_head, tally.facts),
+            tally.ms,
+            tally.cases
+        );
+        tallies.push(tally);
+    }
+    tallies
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("corpus_bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let counter = TokenCounter::default();
+    // Build the vocabulary before timing anything.
+    let _ = counter.count("warm up");
+    let mut tallies = Vec::new();
+    for split in &args.splits {
+        let dir = split_dir(&args, split);
+        // A split asked for by name must exist; a default one may be absent.
+        if !dir.is_dir() && args.default_splits {
+            eprintln!(
+                "corpus_bench: skipping {split}: {} is absent",
+                dir.display()
+            );
+            continue;
+        }
+        let cases = match load_cases(&dir, args.case.as_deref()) {
+            Ok(cases) => cases,
+            Err(e) => {
+                eprintln!("corpus_bench: {e}");
+                return ExitCode::FAILURE;
             }
         };
+        if cases.is_empty() {
+            continue;
+        }
+        tallies.extend(run_split(split, &cases, &args, &counter));
+    }
+    println!("\n### Summary\n");
+    for t in &tallies {
         println!(
-            "\n**Overall at {budget}:** facts kept {} ({kept_extract}/{facts}) vs head truncation {}; total time {:.1} ms over {} cases.",
-            share(kept_extract),
-            share(kept_head),
-            total_ms,
-            cases.len()
+            "SUMMARY split={} budget={} facts={} extract={} ({}/{}) head={} cases={} ms={:.1}",
+            t.split,
+            t.budget,
+            t.facts,
+            share(t.kept_extract, t.facts),
+            t.kept_extract,
+            t.facts,
+            share(t.kept_head, t.facts),
+            t.cases,
+            t.ms
         );
     }
     ExitCode::SUCCESS

@@ -6,6 +6,7 @@ mod budget;
 mod cli;
 mod engine;
 mod extract;
+mod extract_corpus;
 mod hostile;
 mod layer;
 mod litellm;

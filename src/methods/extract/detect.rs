@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::kinds::{csv, log};
+use super::kinds::{csv, diff, log};
 
 /// The kinds of tool output the extractive compressor tells apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,6 +23,8 @@ pub enum ContentKind {
     Html,
     /// Source code.
     Code,
+    /// A unified diff (`diff -u`, `git diff`, `git show`).
+    Diff,
     /// Anything else: command output, plain text.
     Text,
 }
@@ -38,6 +40,7 @@ impl ContentKind {
             ContentKind::Markdown => "markdown",
             ContentKind::Html => "html",
             ContentKind::Code => "code",
+            ContentKind::Diff => "diff",
             ContentKind::Text => "text",
         }
     }
@@ -83,6 +86,10 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     // A long file's head can be unlike its body (a licence header, module docs): the kinds
     // that are about the body look at lines from across the text as well.
     let spread = spread_lines(text);
+    // Before logs: the file headers of a diff carry timestamps.
+    if diff::looks_like_diff(&lines) {
+        return (ContentKind::Diff, None);
+    }
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);
     }
@@ -90,12 +97,21 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     if log_like * 10 >= spread.len() * 6 {
         return (ContentKind::Log, None);
     }
+    // Text that starts like JSON but does not parse is a broken document, not source code.
+    let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
+    let code = !broken_json && looks_like_code(&spread);
+    // `# comment` lines of Perl, Python or shell read like headings; a document with fenced
+    // blocks or links is markdown, code without them is code.
+    let fenced = lines
+        .iter()
+        .any(|l| l.trim_start().starts_with("```") || l.contains("]("));
+    if code && !fenced {
+        return (ContentKind::Code, None);
+    }
     if looks_like_markdown(&lines) {
         return (ContentKind::Markdown, None);
     }
-    // Text that starts like JSON but does not parse is a broken document, not source code.
-    let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
-    if !broken_json && looks_like_code(&spread) {
+    if code {
         return (ContentKind::Code, None);
     }
     (ContentKind::Text, None)
@@ -233,7 +249,33 @@ fn looks_like_code(lines: &[&str]) -> bool {
         "catch",
         "switch",
         "case ",
+        "elif ",
+        "raise ",
+        "with ",
+        "assert ",
+        "yield ",
+        "self.",
+        "async ",
+        "await ",
+        "\"\"\"",
+        "my ",
+        "sub ",
+        "our ",
+        "local ",
     ];
+    // `# …` lines are comments in Perl, Python, shell and Ruby (and headings in markdown,
+    // which is told apart elsewhere): they say nothing either way.
+    let lines: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            let t = l.trim_start();
+            !t.starts_with('#') || t.starts_with("#include") || t.starts_with("#define")
+        })
+        .collect();
+    if lines.len() < 10 {
+        return false;
+    }
     let codey = lines
         .iter()
         .filter(|l| {
@@ -242,9 +284,23 @@ fn looks_like_code(lines: &[&str]) -> bool {
                 || t.ends_with('{')
                 || t.ends_with(';')
                 || t.ends_with("):")
+                || is_assignment(t)
         })
         .count();
     codey * 10 >= lines.len() * 4
+}
+
+/// `name = value` or `self.name: T = value`: a statement, not prose (which rarely starts with
+/// an identifier followed by ` = `).
+fn is_assignment(trimmed: &str) -> bool {
+    let Some((target, _)) = trimmed.split_once(" = ") else {
+        return false;
+    };
+    !target.is_empty()
+        && target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.:[]' ".contains(&b))
+        && target.split_whitespace().count() <= 2
 }
 
 /// `path:line:` at the start of a line, as `grep -n` prints.
@@ -287,6 +343,18 @@ mod tests {
     #[test]
     fn empty_input_is_text() {
         assert_eq!(detect("").0, ContentKind::Text);
+    }
+
+    #[test]
+    fn python_is_code() {
+        let text = "class Column(Base):\n    max_refresh = 0.5\n\n    def render(self, task):\n        elapsed = task.elapsed\n        if elapsed is None:\n            return Text(\"-:--:--\")\n        delta = timedelta(seconds=int(elapsed))\n        return Text(str(delta))\n";
+        assert_eq!(detect(text).0, ContentKind::Code);
+    }
+
+    #[test]
+    fn code_with_hash_comments_is_code() {
+        let text = "# Copyright\n# Licensed under the same terms\npackage File::Temp;\nuse strict;\n\n# Default options\nsub tempfile {\n  my %options = (\"UNLINK\" => 0);\n  return $fh;\n}\n# helpers\nsub _parse_args {\n  my $x = shift;\n}\n";
+        assert_eq!(detect(text).0, ContentKind::Code);
     }
 
     #[test]

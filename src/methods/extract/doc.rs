@@ -131,6 +131,39 @@ pub(crate) fn template_of(line: &str) -> u64 {
     hasher.digest()
 }
 
+/// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,
+/// `12ms`; binary and decimal size suffixes scale it, so `900K` < `2.5M` as it should.
+pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
+    let token = token.trim_matches(|c: char| "[](),;:=\"'".contains(c));
+    let digits_end = token
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(token.len());
+    let (number, suffix) = token.split_at(digits_end);
+    if !number.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = match suffix {
+        "" | "B" | "s" | "ms" | "us" | "ns" | "%" => 1.0,
+        "K" | "k" | "KB" | "KiB" | "kB" => 1e3,
+        "M" | "MB" | "MiB" => 1e6,
+        "G" | "GB" | "GiB" => 1e9,
+        "T" | "TB" | "TiB" => 1e12,
+        _ => return None,
+    };
+    // Durations in different units would compare wrongly; bring them to seconds.
+    let scale = match suffix {
+        "ms" => 1e-3,
+        "us" => 1e-6,
+        "ns" => 1e-9,
+        _ => scale,
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite())
+        .map(|n| n * scale)
+}
+
 /// Severity from the words of a line that has no explicit level.
 pub(crate) fn level_from_words(line: &str) -> Level {
     let mut level = Level::None;
@@ -145,7 +178,16 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
             i += 1;
         }
-        // Every word of interest is 4 to 10 letters long; most words are not.
+        // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
+        // `on_error`) names a thing; it says nothing about how the line went.
+        if is_part_of_name(bytes, start, i) {
+            continue;
+        }
+        // `TypeError: …`, `AssertionError: …`: an exception raised, as Python and Java name it.
+        if bytes.get(i) == Some(&b':') && is_exception_name(&line[start..i]) {
+            return Level::Error;
+        }
+        // Every other word of interest is 4 to 10 letters long; most words are not.
         let len = i - start;
         if !(4..=10).contains(&len) {
             continue;
@@ -165,6 +207,30 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         }
     }
     level
+}
+
+/// Whether the letters `start..end` of `bytes` are part of a path or identifier: joined to
+/// more of it by `_`, `/`, `\\` or a `.` between letters (`error.rs`, `x.error`).
+fn is_part_of_name(bytes: &[u8], start: usize, end: usize) -> bool {
+    let joins = |b: u8| matches!(b, b'_' | b'/' | b'\\');
+    let before = start.checked_sub(1).map(|i| bytes[i]);
+    let after = bytes.get(end).copied();
+    let dotted_before = before == Some(b'.')
+        && start
+            .checked_sub(2)
+            .is_some_and(|i| bytes[i].is_ascii_alphanumeric());
+    let dotted_after =
+        after == Some(b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric);
+    before.is_some_and(joins) || after.is_some_and(joins) || dotted_before || dotted_after
+}
+
+/// `TypeError`, `AssertionError`, `NullPointerException`: a capitalised name ending in one of
+/// the words exceptions are named with.
+fn is_exception_name(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_uppercase())
+        && ["Error", "Exception"]
+            .iter()
+            .any(|suffix| word.len() > suffix.len() && word.ends_with(suffix))
 }
 
 /// Leading whitespace and tree-drawing characters, in characters: how deep a line is nested.
@@ -203,6 +269,43 @@ mod tests {
         );
         assert_eq!(level_from_words("warning: unused variable"), Level::Warn);
         assert_eq!(level_from_words("Compiling memchr v2.8.3"), Level::None);
+    }
+
+    #[test]
+    fn error_inside_a_path_or_identifier_is_not_a_level() {
+        assert_eq!(
+            level_from_words("-rw-r--r-- 1 root root 4096 test_indexerrors.py"),
+            Level::None
+        );
+        assert_eq!(
+            level_from_words("tests/test_errors.py::test_ok PASSED"),
+            Level::None
+        );
+        assert_eq!(level_from_words("src/error.rs | 12 ++--"), Level::None);
+        assert_eq!(level_from_words("use std::io::ErrorKind;"), Level::None);
+        assert_eq!(level_from_words("an error occurred"), Level::Error);
+    }
+
+    #[test]
+    fn quantities_compare_across_suffixes() {
+        assert_eq!(parse_quantity("4.0K"), Some(4000.0));
+        assert!(parse_quantity("2.5M") > parse_quantity("900K"));
+        assert_eq!(parse_quantity("0.3874752"), Some(0.3874752));
+        assert_eq!(parse_quantity("(12)"), Some(12.0));
+        assert_eq!(parse_quantity("v1.2"), None);
+        assert_eq!(parse_quantity("node_modules"), None);
+    }
+
+    #[test]
+    fn raised_exceptions_are_errors() {
+        assert_eq!(
+            level_from_words("E       TypeError: unsupported operand"),
+            Level::Error
+        );
+        assert_eq!(
+            level_from_words("E   AssertionError: assert 'a' == 'b'"),
+            Level::Error
+        );
     }
 
     #[test]

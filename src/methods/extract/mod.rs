@@ -4,8 +4,8 @@
 //! LLM is configured and the answer when the LLM fails or is late. It works in five steps, one
 //! module each:
 //!
-//! 1. **Detect** what the text is (JSON, JSON Lines, log, CSV/TSV, markdown, HTML, code, or
-//!    plain text), from a sample and never failing ([`ContentKind`]).
+//! 1. **Detect** what the text is (JSON, JSON Lines, unified diff, log, CSV/TSV, markdown,
+//!    HTML, code, or plain text), by shape from a sample and never failing ([`ContentKind`]).
 //! 2. **Cut** it into units that fit the kind: records, log entries, rows, paragraphs, lines;
 //!    each with its context (heading, parent line, schema), its severity and a template.
 //! 3. **Score** the units: BM25 against the query and the tool's arguments, high weight for

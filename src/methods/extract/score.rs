@@ -24,6 +24,8 @@ const EXTREME_WEIGHT: f32 = 1.0;
 /// The same, among the records that match the query: the outlier the question is about.
 const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
+/// The share of the extreme weight the largest value and its runners-up get.
+const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -240,21 +242,21 @@ fn signals(
         FieldValue::Number(x) => Some((*u, *x)),
         FieldValue::Category(_) => None,
     });
-    let mut max: Option<(usize, f64)> = None;
-    let mut min: Option<(usize, f64)> = None;
-    for (u, x) in numbers {
-        if max.is_none_or(|(_, m)| x > m) {
-            max = Some((u, x));
-        }
-        if min.is_none_or(|(_, m)| x < m) {
-            min = Some((u, x));
-        }
+    let mut numbers: Vec<(usize, f64)> = numbers.collect();
+    if numbers.len() < 2 {
+        return;
     }
-    if let (Some((hi, a)), Some((lo, b))) = (max, min)
-        && a > b
-    {
-        extreme[hi] = extreme[hi].max(extreme_weight);
-        extreme[lo] = extreme[lo].max(extreme_weight);
+    // Largest first, ties in unit order: the same input always gives the same choice.
+    numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
+    if hi.1 > lo.1 {
+        extreme[lo.0] = extreme[lo.0].max(extreme_weight);
+        // "The three largest", "which others exceeded": the runners-up count too, less.
+        for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
+            if x > lo.1 {
+                extreme[u] = extreme[u].max(extreme_weight * share);
+            }
+        }
     }
 }
 

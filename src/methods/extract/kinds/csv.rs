@@ -97,7 +97,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
 fn column_field(values: &[(usize, &str)]) -> Field {
     let numeric = values
         .iter()
-        .filter(|(_, v)| v.parse::<f64>().is_ok())
+        .filter(|(_, v)| doc::parse_quantity(v).is_some())
         .count();
     let as_numbers = !values.is_empty() && numeric * 10 >= values.len() * 9;
     Field {
@@ -105,10 +105,7 @@ fn column_field(values: &[(usize, &str)]) -> Field {
             .iter()
             .filter_map(|&(unit, v)| {
                 if as_numbers {
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|n| n.is_finite())
-                        .map(|n| (unit, FieldValue::Number(n)))
+                    doc::parse_quantity(v).map(|n| (unit, FieldValue::Number(n)))
                 } else {
                     Some((
                         unit,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::methods::extract::detect::ContentKind;
-use crate::methods::extract::doc::{self, Doc, Level, Unit};
+use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Level, Unit};
 
 /// How lines are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,12 +31,20 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     let mut block: u32 = 0;
     let mut blank_before = false;
     let mut record_root: Option<usize> = None;
+    // A `dir:` line of `ls -lR` (or any unindented `name:` line after a blank): the lines
+    // under it up to the next blank line are its entries.
+    let mut heading: Option<usize> = None;
     let mut since_error: Option<usize> = None;
+    // Whether the line before was indented: an unindented line after indented ones starts the
+    // next record of an output without blank lines (a GC log's pause and its details).
+    let mut previous_indented = false;
     for span in spans {
         let line = &text[span.clone()];
+        let outdented = |line: &str| previous_indented && doc::indent_of(line) == 0;
         let trimmed = line.trim();
         if trimmed.is_empty() {
             blank_before = true;
+            heading = None;
             // Diagnostics are separated by blank lines: an error's detail ends there.
             since_error = None;
             continue;
@@ -46,24 +54,38 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             scopes.clear();
             block += 1;
             record_root = Some(units.len());
-        } else if blank_before && record_key.is_none() {
+        } else if (blank_before && record_key.is_none())
+            || (style == Style::Text && is_diagnostic_head(line))
+            || (style == Style::Text && record_key.is_none() && outdented(line))
+        {
+            // A compiler or linter diagnostic is one block with its snippet and notes.
             block += 1;
         }
+        let opens_heading =
+            style == Style::Text && (blank_before || units.is_empty()) && is_heading(line);
         blank_before = false;
         let indent = doc::indent_of(line);
+        previous_indented = indent > 0;
         while scopes.last().is_some_and(|&(i, _)| i >= indent) {
             scopes.pop();
         }
-        let parent =
-            scopes
-                .last()
-                .map(|&(_, u)| u)
-                .or(if starts_record { None } else { record_root });
+        let parent = scopes.last().map(|&(_, u)| u).or(if starts_record {
+            None
+        } else {
+            heading.or(record_root)
+        });
         let index = units.len();
+        if opens_heading {
+            heading = Some(index);
+        }
         if !is_closing(trimmed) {
             scopes.push((indent, index));
         }
-        let level = doc::level_from_words(line);
+        let level = if style == Style::Text && (is_pytest_error(line) || is_failed_test(line)) {
+            Level::Error
+        } else {
+            doc::level_from_words(line)
+        };
         let mut prior = match (style, level) {
             (Style::Text, Level::Error) => 3.0,
             (Style::Text, Level::Warn) => 1.0,
@@ -80,7 +102,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
                     prior += 2.0 * (1.0 - *d as f32 / (ERROR_CONTEXT_LINES + 1) as f32);
                 }
             }
-            if level == Level::Error {
+            // A located warning (`file:12:3: warning: …`) has its snippet below it too.
+            if level == Level::Error || (level == Level::Warn && is_diagnostic_head(line)) {
                 since_error = Some(0);
             }
         }
@@ -104,6 +127,10 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             last.prior += 1.5;
         }
     }
+    let fields = match style {
+        Style::Text => numeric_fields(text, &units),
+        Style::Code => Vec::new(),
+    };
     Doc {
         kind: match style {
             Style::Text => ContentKind::Text,
@@ -113,8 +140,67 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         units,
         overview: None,
         noun: "lines",
-        fields: Vec::new(),
+        fields,
     }
+}
+
+/// Lines of one template (the same words, other numbers) are records of one kind: a GC pause,
+/// a `du` entry, a table row. The k-th number of each is a field, so that the longest pause
+/// and the largest file stand out as the extremes of their column.
+fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
+    /// Fewer lines than this are not a column worth comparing.
+    const MIN_RECORDS: usize = 5;
+    /// Numbers past this many in one line are ignored (a hex dump is not a record).
+    const MAX_NUMBERS: usize = 8;
+    // Most lines of command output are one of a kind: count templates first, and read
+    // numbers only from lines whose template repeats enough to make a column.
+    let mut repeats: HashMap<u64, usize> = HashMap::new();
+    for template in units.iter().filter_map(|u| u.template) {
+        *repeats.entry(template).or_default() += 1;
+    }
+    let mut columns: HashMap<(u64, usize), Vec<(usize, FieldValue)>> = HashMap::new();
+    for (u, unit) in units.iter().enumerate() {
+        let Some(template) = unit
+            .template
+            .filter(|t| repeats.get(t).is_some_and(|&n| n >= MIN_RECORDS))
+        else {
+            continue;
+        };
+        let numbers = text[unit.span.clone()]
+            .split(|c: char| c.is_whitespace() || c == '=' || c == '|')
+            .filter(|token| token.bytes().any(|b| b.is_ascii_digit()))
+            .filter_map(doc::parse_quantity)
+            .take(MAX_NUMBERS);
+        for (k, value) in numbers.enumerate() {
+            columns
+                .entry((template, k))
+                .or_default()
+                .push((u, FieldValue::Number(value)));
+        }
+    }
+    // Only columns of mostly distinct values (sizes, durations) have extremes worth reading;
+    // a column of a few repeated values (a count, an exit code) would only add noise.
+    let mostly_distinct = |values: &[(usize, FieldValue)]| {
+        let mut bits: Vec<u64> = values
+            .iter()
+            .map(|(_, v)| match v {
+                FieldValue::Number(x) => x.to_bits(),
+                FieldValue::Category(h) => *h,
+            })
+            .collect();
+        bits.sort_unstable();
+        bits.dedup();
+        bits.len() * 2 > values.len()
+    };
+    let mut columns: Vec<_> = columns
+        .into_iter()
+        .filter(|(_, values)| values.len() >= MIN_RECORDS && mostly_distinct(values))
+        .collect();
+    columns.sort_unstable_by_key(|(key, _)| *key);
+    columns
+        .into_iter()
+        .map(|(_, values)| Field { values })
+        .collect()
 }
 
 /// The word that starts each record of a record-per-paragraph output (`commit` in `git log`,
@@ -147,6 +233,86 @@ fn first_word(line: &str) -> Option<&str> {
         return None;
     }
     line.split_whitespace().next()
+}
+
+/// The first line of a compiler or linter diagnostic: `path:line[:col]: severity: …` (gcc,
+/// clang, mypy, tsc in its plain form) or an unindented `error[E…]:` / `warning:` (rustc).
+pub(crate) fn is_diagnostic_head(line: &str) -> bool {
+    const SEVERITIES: &[&str] = &["error", "warning", "fatal error"];
+    let severity_at = |rest: &str| {
+        let rest = rest.trim_start();
+        SEVERITIES.iter().any(|s| {
+            rest.strip_prefix(s)
+                .is_some_and(|after| after.starts_with([':', '[', ' ']))
+        })
+    };
+    if !line.starts_with(char::is_whitespace) && severity_at(line) {
+        return true;
+    }
+    // Skip `path:line:` and an optional `col:`, then expect a severity.
+    let Some((path, rest)) = line.split_once(':') else {
+        return false;
+    };
+    if path.is_empty() || path.contains(' ') {
+        return false;
+    }
+    let mut rest = rest;
+    let mut numbers = 0;
+    while let Some((n, after)) = rest.split_once(':') {
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        numbers += 1;
+        rest = after;
+    }
+    numbers >= 1 && severity_at(rest)
+}
+
+/// A test runner's line for one test that did not pass: `test name ... FAILED` (cargo test,
+/// trybuild's `... mismatch`), `path::name FAILED` (pytest -v), `✕ name` (jest). Passing and
+/// skipped tests say `ok`, `PASSED`, `ignored`, `SKIPPED`.
+fn is_failed_test(line: &str) -> bool {
+    const PASSING: &[&str] = &["ok", "passed", "ignored", "skipped", "xfail", "xpass"];
+    let trimmed = line.trim();
+    if trimmed.starts_with(['✕', '✗', '×']) {
+        return true;
+    }
+    let status = if let Some(rest) = trimmed.strip_prefix("test ") {
+        rest.rsplit_once(" ... ").map(|(_, status)| status)
+    } else if trimmed.contains("::") && !trimmed.starts_with("FAILED") {
+        // pytest -v: `tests/test_a.py::test_b FAILED   [ 40%]`.
+        trimmed
+            .split_whitespace()
+            .nth(1)
+            .filter(|s| s.bytes().all(|b| b.is_ascii_uppercase()))
+    } else {
+        None
+    };
+    status.is_some_and(|s| {
+        let word = s
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        !word.is_empty() && !PASSING.contains(&word.as_str()) && !word.starts_with("bench")
+    })
+}
+
+/// pytest's `E   AssertionError: …` lines: the failure's cause, under its test.
+fn is_pytest_error(line: &str) -> bool {
+    line.strip_prefix('E')
+        .is_some_and(|rest| rest.starts_with("  "))
+}
+
+/// An unindented `name:` line that heads what follows: a directory in `ls -lR`, a section
+/// of a report. Sentences ending in a colon have spaces; these do not, or are short.
+fn is_heading(line: &str) -> bool {
+    let Some(name) = line.strip_suffix(':') else {
+        return false;
+    };
+    !line.starts_with(char::is_whitespace)
+        && !name.is_empty()
+        && (!name.contains(' ') || name.split_whitespace().count() <= 3)
 }
 
 /// The matched text of a `grep -n` line (`path:line:text`).
@@ -193,6 +359,7 @@ pub(crate) fn is_definition(trimmed: &str) -> bool {
         "interface ",
         "func ",
         "type ",
+        "sub ",
     ];
     KEYWORDS.iter().any(|k| trimmed.starts_with(k))
         || (trimmed.ends_with('{') && trimmed.contains(": function"))
@@ -237,6 +404,87 @@ mod tests {
         let text = "src/a.rs:10:    pub(crate) fn detect(x: u8) {\nsrc/a.rs:20:    detect(1);\n";
         let doc = build(text, Style::Text);
         assert!(doc.units[0].prior > doc.units[1].prior);
+    }
+
+    #[test]
+    fn each_diagnostic_is_a_block_with_its_snippet() {
+        let text = "a.c:1:2: warning: unused parameter 'x'\n    1 | int f(int x) {\n      |         ^\n\
+a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p = g();\n      |         ^\n";
+        let doc = build(text, Style::Text);
+        assert!(is_diagnostic_head(doc.text(3)));
+        assert_ne!(doc.units[1].block, doc.units[4].block);
+        assert_eq!(doc.units[4].block, doc.units[3].block);
+        assert_eq!(doc.units[4].parent, Some(3));
+        assert!(doc.units[4].prior > 0.0);
+    }
+
+    #[test]
+    fn diagnostic_heads_of_several_tools() {
+        assert!(is_diagnostic_head(
+            "src/flask/app.py:12: error: Module has no attribute"
+        ));
+        assert!(is_diagnostic_head("error[E0308]: mismatched types"));
+        assert!(is_diagnostic_head(
+            "lib/x.c:5:1: fatal error: y.h: No such file"
+        ));
+        assert!(!is_diagnostic_head("src/a.rs:10:    let error = 1;"));
+        assert!(!is_diagnostic_head(
+            "  error: indented, part of something else"
+        ));
+    }
+
+    #[test]
+    fn directory_lines_of_a_recursive_listing_head_their_entries() {
+        let text = "./src:\ntotal 8\n-rw-r--r-- 1 u u 10 lib.rs\n\n./tests:\ntotal 4\n-rw-r--r-- 1 u u 20 it.rs\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.units[2].parent.map(|p| doc.text(p)), Some("./src:"));
+        assert_eq!(doc.units[5].parent.map(|p| doc.text(p)), Some("./tests:"));
+    }
+
+    #[test]
+    fn failed_tests_of_several_runners() {
+        assert!(is_failed_test("test tests/ui/a-not-error.rs ... mismatch"));
+        assert!(is_failed_test("test parse::tests::empty ... FAILED"));
+        assert!(!is_failed_test("test parse::tests::ok_case ... ok"));
+        assert!(!is_failed_test("test slow ... ignored"));
+        assert!(is_failed_test(
+            "tests/test_app.py::test_url FAILED            [ 40%]"
+        ));
+        assert!(!is_failed_test(
+            "tests/test_app.py::test_ok PASSED            [ 41%]"
+        ));
+        assert!(is_failed_test("  ✕ renders the title (12 ms)"));
+    }
+
+    #[test]
+    fn an_unindented_line_after_indented_ones_starts_a_block() {
+        let text = "pause 1, 0.03 secs\n   [Heap: 1M->0M]\npause 2, 0.38 secs\n   [Heap: 3M->2M]\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.units[0].block, doc.units[1].block);
+        assert_ne!(doc.units[1].block, doc.units[2].block);
+        assert_eq!(doc.units[2].block, doc.units[3].block);
+    }
+
+    #[test]
+    fn pytest_cause_lines_are_errors() {
+        let text = "    def test_x():\n>       assert f() == 2\nE       assert 1 == 2\nok\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.units[2].level, Level::Error);
+    }
+
+    #[test]
+    fn numbers_of_lines_of_one_template_form_columns() {
+        let mut text = String::new();
+        for (i, secs) in ["0.03", "0.38", "0.02", "0.27", "0.05"].iter().enumerate() {
+            text.push_str(&format!("{i}.5: [GC pause (young), {secs} secs]\n"));
+        }
+        let doc = build(&text, Style::Text);
+        let durations = doc.fields.iter().find(|f| {
+            f.values
+                .iter()
+                .any(|(_, v)| matches!(v, FieldValue::Number(x) if (*x - 0.38).abs() < 1e-9))
+        });
+        assert_eq!(durations.map(|f| f.values.len()), Some(5));
     }
 
     #[test]

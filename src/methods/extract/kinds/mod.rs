@@ -3,7 +3,9 @@
 use super::detect::ContentKind;
 use super::doc::{Doc, Unit};
 
+pub(crate) mod code;
 pub(crate) mod csv;
+pub(crate) mod diff;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod lines;
@@ -26,7 +28,8 @@ pub(crate) fn build<'a>(
         (ContentKind::Csv, _) => csv::build(text),
         (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
         (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
-        (ContentKind::Code, _) => lines::build(text, lines::Style::Code),
+        (ContentKind::Code, _) => code::build(text, query),
+        (ContentKind::Diff, _) => diff::build(text, query),
         _ => lines::build(text, lines::Style::Text),
     };
     split_oversized(&mut doc, max_unit_bytes);

@@ -1,0 +1,220 @@
+//! Unified diffs (`diff -u`, `diff -ru`, `git diff`, `git show`): one unit per line, each hunk
+//! a block under its `@@` header, each header under its file's header line. Changed lines rank
+//! above context lines; a hunk or file the query names ranks whole, so the change it asks about
+//! comes with its hunk header and file name.
+
+use crate::methods::extract::detect::ContentKind;
+use crate::methods::extract::doc::{self, Doc, Unit};
+use crate::methods::extract::query::Query;
+
+/// Headers are the map of a diff: which files changed, where.
+const FILE_HEADER_PRIOR: f32 = 1.5;
+const HUNK_HEADER_PRIOR: f32 = 1.0;
+/// An added or removed line says more than a context line.
+const CHANGE_PRIOR: f32 = 0.5;
+/// Every line of a hunk that contains one of the query's exact terms (or sits under a hunk
+/// header that does, such as `@@ … @@ def name(`).
+const NAMED_HUNK_PRIOR: f32 = 3.0;
+/// Every line of a file whose header names one of the query's exact terms.
+const NAMED_FILE_PRIOR: f32 = 1.5;
+
+/// Whether a sample of non-blank lines reads as a unified diff: it has file and hunk headers,
+/// and most lines are diff lines.
+pub(crate) fn looks_like_diff(lines: &[&str]) -> bool {
+    let hunks = lines.iter().filter(|l| l.starts_with("@@ -")).count();
+    let files = lines
+        .iter()
+        .filter(|l| l.starts_with("+++ ") || l.starts_with("diff "))
+        .count();
+    let diff_lines = lines
+        .iter()
+        .filter(|l| {
+            l.starts_with([' ', '+', '-', '@', '\\'])
+                || is_file_header(l)
+                || l.starts_with("index ")
+        })
+        .count();
+    hunks >= 1 && files >= 1 && diff_lines * 10 >= lines.len() * 7
+}
+
+/// A line that starts the record of one file: `diff …` (or, without it, `--- `/`+++ `).
+fn is_file_header(line: &str) -> bool {
+    line.starts_with("diff ")
+        || line.starts_with("--- ")
+        || line.starts_with("+++ ")
+        || line.starts_with("Only in ")
+        || line.starts_with("Binary files ")
+}
+
+/// Cuts a diff into lines grouped by file and hunk.
+pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
+    let mut units: Vec<Unit> = Vec::new();
+    let mut file: Option<usize> = None;
+    let mut hunk: Option<usize> = None;
+    let mut block: u32 = 0;
+    // (first unit, one past last unit) of each hunk and each file, for the query's rule.
+    let mut hunks: Vec<(usize, usize)> = Vec::new();
+    let mut files: Vec<(usize, usize)> = Vec::new();
+    let spans: Vec<_> = doc::line_spans(text)
+        .into_iter()
+        .filter(|s| !text[s.clone()].trim().is_empty())
+        .collect();
+    for (i, span) in spans.iter().enumerate() {
+        let line = &text[span.clone()];
+        let next = spans.get(i + 1).map_or("", |s| &text[s.clone()]);
+        let previous = i.checked_sub(1).map_or("", |p| &text[spans[p].clone()]);
+        let index = units.len();
+        // `--- a/x` followed by `+++ b/x` opens a file unless a `diff` line just did.
+        let opens_file = line.starts_with("diff ")
+            || line.starts_with("Only in ")
+            || line.starts_with("Binary files ")
+            || (line.starts_with("--- ")
+                && next.starts_with("+++ ")
+                && !previous.starts_with("diff ")
+                && !previous.starts_with("index "));
+        let continues_header =
+            !opens_file && hunk.is_none() && file.is_some() && !line.starts_with("@@");
+        let (parent, prior) = if opens_file {
+            block += 1;
+            file = Some(index);
+            hunk = None;
+            files.push((index, index + 1));
+            (None, FILE_HEADER_PRIOR)
+        } else if line.starts_with("@@") {
+            block += 1;
+            hunk = Some(index);
+            hunks.push((index, index + 1));
+            (file, HUNK_HEADER_PRIOR)
+        } else if continues_header {
+            let header = line.starts_with("--- ") || line.starts_with("+++ ");
+            (file, if header { FILE_HEADER_PRIOR } else { 0.0 })
+        } else if hunk.is_some() && line.starts_with([' ', '+', '-', '\\']) {
+            let changed = line.starts_with(['+', '-']);
+            (hunk, if changed { CHANGE_PRIOR } else { 0.0 })
+        } else {
+            // Anything else (a commit message in `git show`) starts a block of its own.
+            if hunk.is_some() || file.is_none() {
+                block += 1;
+            }
+            hunk = None;
+            file = None;
+            (None, 0.0)
+        };
+        if let Some(h) = hunks.last_mut().filter(|_| hunk.is_some()) {
+            h.1 = index + 1;
+        }
+        if let Some(f) = files.last_mut().filter(|_| file.is_some()) {
+            f.1 = index + 1;
+        }
+        units.push(Unit {
+            span: span.clone(),
+            parent,
+            block: Some(block),
+            template: Some(doc::template_of(line)),
+            prior,
+            level: doc::Level::None,
+            weight: 1,
+            ..Unit::default()
+        });
+    }
+    let mut doc = Doc {
+        kind: ContentKind::Diff,
+        source: text.into(),
+        units,
+        overview: Some(format!(
+            "[diff: {} files, {} hunks]",
+            super::log::thousands(files.len()),
+            super::log::thousands(hunks.len())
+        )),
+        noun: "lines",
+        fields: Vec::new(),
+    };
+    if let Some(query) = query.filter(|q| !q.exact.is_empty()) {
+        boost_named(&mut doc, &files, query, NAMED_FILE_PRIOR, true);
+        boost_named(&mut doc, &hunks, query, NAMED_HUNK_PRIOR, false);
+    }
+    doc
+}
+
+/// Raises every unit of each range whose header (`header_only`) or any line mentions an exact
+/// term of the query.
+fn boost_named(
+    doc: &mut Doc<'_>,
+    ranges: &[(usize, usize)],
+    query: &Query,
+    prior: f32,
+    header_only: bool,
+) {
+    for &(start, end) in ranges {
+        let named = if header_only {
+            // The file's header lines: up to its first hunk.
+            (start..end)
+                .take_while(|&u| !doc.text(u).starts_with("@@"))
+                .any(|u| query.mentions(doc.text(u)))
+        } else {
+            (start..end).any(|u| query.mentions(doc.text(u)))
+        };
+        if named {
+            for unit in &mut doc.units[start..end] {
+                unit.prior += prior;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::extract::ExtractHints;
+
+    const DIFF: &[&str] = &[
+        "diff -ru a-1.0/src/specs.py a-2.0/src/specs.py",
+        "--- a-1.0/src/specs.py\t2023-10-01 13:49:25 +0000",
+        "+++ a-2.0/src/specs.py\t2024-03-10 09:38:57 +0000",
+        "@@ -10,6 +10,8 @@ def _split(version):",
+        "     result = []",
+        "-    for item in version.split(\".\"):",
+        "+    epoch, _, rest = version.rpartition(\"!\")",
+        "+    for item in rest.split(\".\"):",
+        "         result.append(item)",
+        "diff -ru a-1.0/README a-2.0/README",
+        "--- a-1.0/README\t2023-10-01 13:49:25 +0000",
+        "+++ a-2.0/README\t2024-03-10 09:38:57 +0000",
+        "@@ -1,2 +1,2 @@",
+        "-old",
+        "+new",
+    ];
+
+    fn diff() -> String {
+        DIFF.join("\n")
+    }
+
+    #[test]
+    fn diffs_are_recognised_by_their_headers() {
+        assert!(looks_like_diff(DIFF));
+        assert!(!looks_like_diff(&["- a list item", "- another", "plain"]));
+    }
+
+    #[test]
+    fn hunk_lines_sit_under_their_hunk_and_file() {
+        let text = diff();
+        let doc = build(&text, None);
+        assert!(doc.text(3).starts_with("@@"));
+        assert_eq!(doc.units[5].parent, Some(3));
+        assert_eq!(doc.units[3].parent, Some(0));
+        assert_eq!(doc.units[2].parent, Some(0));
+        // The `---`/`+++` lines belong to the file header, not to the previous hunk.
+        assert_eq!(doc.units[10].parent, Some(9));
+        assert_ne!(doc.units[10].block, doc.units[8].block);
+        assert!(doc.units[5].prior > doc.units[4].prior);
+    }
+
+    #[test]
+    fn a_hunk_the_query_names_ranks_whole() {
+        let q = Query::from_hints(&ExtractHints::new().with_query("what changed in _split?"));
+        let text = diff();
+        let doc = build(&text, q.as_ref());
+        assert!(doc.units[4].prior >= NAMED_HUNK_PRIOR);
+        assert!(doc.units[14].prior < NAMED_HUNK_PRIOR);
+    }
+}

@@ -1,0 +1,107 @@
+//! Retention of the extractive compressor on the shared corpus: the share of needed facts kept
+//! at 2,000 tokens must not fall more than two points below the figure recorded here, and every
+//! output must fit its budget by the exact counter. Skipped when `../shared/corpus` is absent.
+
+use std::path::{Path, PathBuf};
+
+use condense::TokenCounter;
+use condense::methods::extract::{ExtractHints, extract};
+
+/// The budget retention is recorded at.
+const BUDGET: usize = 2000;
+/// How far below its recorded figure a split may fall, in percentage points.
+const TOLERANCE: f64 = 2.0;
+/// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent.
+const RECORDED: &[(&str, f64)] = &[("dev", 92.7), ("dev2", 78.0)];
+
+struct Case {
+    name: String,
+    input: String,
+    query: Option<String>,
+    tool: Option<String>,
+    facts: Vec<String>,
+}
+
+fn load(split: &Path) -> Vec<Case> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(split)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let input = std::fs::read_to_string(dir.join("input.txt"))
+                .or_else(|_| std::fs::read_to_string(dir.join("input.json")))
+                .ok()?;
+            let case: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).ok()?)
+                    .unwrap_or_else(|e| panic!("{}: bad case.json: {e}", dir.display()));
+            let text = |key: &str| case.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+            Some(Case {
+                name: dir.file_name()?.to_string_lossy().into_owned(),
+                input,
+                query: text("query"),
+                tool: text("tool"),
+                facts: case
+                    .get("facts")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Whitespace runs collapsed and case folded, as the corpus bench compares facts.
+fn normalize(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+#[test]
+fn retention_at_2000_tokens_does_not_regress() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !root.is_dir() {
+        eprintln!(
+            "skipping: the shared corpus is not at {} (retention is not checked)",
+            root.display()
+        );
+        return;
+    }
+    let counter = TokenCounter::default();
+    for &(split, recorded) in RECORDED {
+        let cases = load(&root.join(split));
+        assert!(!cases.is_empty(), "no cases in {split}");
+        let (mut facts, mut kept) = (0, 0);
+        for case in &cases {
+            let mut hints = ExtractHints::new();
+            if let Some(q) = case.query.as_deref() {
+                hints = hints.with_query(q);
+            }
+            if let Some(t) = case.tool.as_deref() {
+                hints = hints.with_tool(t);
+            }
+            let out = extract(&case.input, &hints, BUDGET, &counter);
+            let tokens = counter.count(&out);
+            assert!(
+                tokens <= BUDGET,
+                "{split}/{}: {tokens} tokens over {BUDGET}",
+                case.name
+            );
+            let output = normalize(&out);
+            facts += case.facts.len();
+            kept += case
+                .facts
+                .iter()
+                .filter(|f| output.contains(&normalize(f)))
+                .count();
+        }
+        let share = 100.0 * kept as f64 / facts as f64;
+        assert!(
+            share >= recorded - TOLERANCE,
+            "{split}: {share:.1}% of facts kept at {BUDGET} tokens, recorded {recorded:.1}%"
+        );
+    }
+}
