@@ -23,6 +23,9 @@ pub enum ContentKind {
     Html,
     /// Source code.
     Code,
+    /// A file of `[section]` headers and `key = value` fields: TOML, INI, systemd units, lock
+    /// files.
+    Config,
     /// Anything else: command output, plain text.
     Text,
 }
@@ -38,6 +41,7 @@ impl ContentKind {
             ContentKind::Markdown => "markdown",
             ContentKind::Html => "html",
             ContentKind::Code => "code",
+            ContentKind::Config => "config",
             ContentKind::Text => "text",
         }
     }
@@ -83,6 +87,9 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     // A long file's head can be unlike its body (a licence header, module docs): the kinds
     // that are about the body look at lines from across the text as well.
     let spread = spread_lines(text);
+    if super::tree::looks_like_sections(&lines) {
+        return (ContentKind::Config, None);
+    }
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);
     }

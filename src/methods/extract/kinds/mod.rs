@@ -27,6 +27,7 @@ pub(crate) fn build<'a>(
         (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
         (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
         (ContentKind::Code, _) => lines::build(text, lines::Style::Code),
+        (ContentKind::Config, _) => super::tree::build_sections(text, query),
         _ => lines::build(text, lines::Style::Text),
     };
     split_oversized(&mut doc, max_unit_bytes);

@@ -12,6 +12,7 @@ use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{Doc, Field, Level, Unit};
 use crate::methods::extract::query::Query;
 
+mod project;
 mod render;
 mod stats;
 
@@ -46,6 +47,7 @@ pub(crate) fn build_lines(
     max_unit_bytes: usize,
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
+    builder.project = false;
     let mut parsed: Vec<(String, Value)> = Vec::new();
     let mut raw_lines = Vec::new();
     for (i, line) in text
@@ -82,6 +84,10 @@ struct Builder<'q> {
     query: Option<&'q Query>,
     max_unit_bytes: usize,
     blocks: u32,
+    /// Whether oversized records may be projected to what the query touches. JSON Lines
+    /// messages are events read whole (a compiler message, a request), not documents to
+    /// descend into.
+    project: bool,
 }
 
 impl<'q> Builder<'q> {
@@ -93,6 +99,7 @@ impl<'q> Builder<'q> {
             query,
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
+            project: true,
         }
     }
 
@@ -252,7 +259,15 @@ impl<'q> Builder<'q> {
             // Records are many: a smaller cap fits more of them, and the shortening keeps the
             // fields the query names.
             let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
-            let body = render_within(item, cap, self.query, &exclude, &notable);
+            let usual = render_within(item, cap, self.query, &exclude, &notable);
+            // A record too big to show whole, whose usual rendering folds away a leaf the
+            // query names, is projected to what the query touches instead.
+            let body = match self.query {
+                Some(q) if self.project && approx_len(item, cap) > cap => {
+                    project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
+                }
+                _ => usual,
+            };
             let text = if label.is_empty() {
                 body
             } else {
