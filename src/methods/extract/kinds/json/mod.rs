@@ -26,6 +26,9 @@ const INLINE_BYTES: usize = 200;
 pub(super) const MIN_STRING_BYTES: usize = 160;
 /// Values kept from one field for rarity: longer strings are content, not categories.
 pub(super) const MAX_CATEGORY_BYTES: usize = 64;
+/// Records are projected only when this many bytes are theirs: each projected leaf carries its
+/// path, and below this the usual rendering's summary of the record reads better.
+const MIN_PROJECTION_BYTES: usize = 600;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -263,7 +266,11 @@ impl<'q> Builder<'q> {
             // A record too big to show whole, whose usual rendering folds away a leaf the
             // query names, is projected to what the query touches instead.
             let body = match self.query {
-                Some(q) if self.project && approx_len(item, cap) > cap => {
+                Some(q)
+                    if self.project
+                        && cap >= MIN_PROJECTION_BYTES
+                        && approx_len(item, cap) > cap =>
+                {
                     project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
                 }
                 _ => usual,
