@@ -73,9 +73,11 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             continue;
         }
         let index = units.len();
+        // Only the items of a long value (a list of file hashes) are repeats of one another:
+        // `version = …` in two records are two answers, not a repeat to fold.
         let mut unit = Unit {
             span,
-            template: Some(doc::template_of(line)),
+            template: None,
             level: doc::level_from_words(line),
             weight: 1,
             ..Unit::default()
@@ -85,6 +87,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             open += bracket_balance(t);
             unit.parent = Some(key);
             unit.block = Some(value_block);
+            unit.template = Some(doc::template_of(line));
         } else if let Some(section) = section_header(line) {
             block += 2;
             header = Some(index);
