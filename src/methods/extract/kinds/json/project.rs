@@ -143,30 +143,10 @@ fn collect<'v>(
                     path.push('.');
                 }
                 path.push_str(k);
-                let (key_words, key_named_words) = key_words_named(k, query);
-                let key_named = key_named_words > 0;
                 if is_scalar(x) {
-                    let mut score = named.min(PARENT_KEY_NAMED * 2);
-                    // `url` for "URL" says more than `followers_url` does.
-                    score += LAST_KEY_NAMED * key_named_words as i32 / key_words.max(1) as i32;
-                    if depth <= 1 && is_identity_key(k) {
-                        score += IDENTITY;
-                    }
-                    let (value, value_named, noisy) = value_score(x, query);
-                    score += value;
-                    // Noise unless asked for: a digest under a key the query names is the answer.
-                    if noisy && !key_named {
-                        score += OPAQUE;
-                    }
-                    let top_key = path.split(['.', '[']).next().unwrap_or("").to_owned();
-                    leaves.push(Leaf {
-                        path: path.clone(),
-                        value: x,
-                        top_key,
-                        score,
-                        strong: value_named || (key_named && key_named_words == key_words),
-                    });
+                    leaves.push(leaf(path, x, Some(k), depth, named, query));
                 } else {
+                    let key_named = key_words_named(k, query).1 > 0;
                     let inherited = named + if key_named { PARENT_KEY_NAMED } else { 0 };
                     collect(x, path, depth + 1, inherited, query, leaves);
                 }
@@ -177,18 +157,7 @@ fn collect<'v>(
                 path.truncate(base);
                 let _ = write!(path, "[{i}]");
                 if is_scalar(x) {
-                    let (value, value_named, noisy) = value_score(x, query);
-                    let score = named.min(PARENT_KEY_NAMED * 2)
-                        + value
-                        + if noisy && named == 0 { OPAQUE } else { 0 };
-                    let top_key = path.split(['.', '[']).next().unwrap_or("").to_owned();
-                    leaves.push(Leaf {
-                        path: path.clone(),
-                        value: x,
-                        top_key,
-                        score,
-                        strong: value_named,
-                    });
+                    leaves.push(leaf(path, x, None, depth, named, query));
                 } else {
                     collect(x, path, depth + 1, named, query, leaves);
                 }
@@ -197,6 +166,39 @@ fn collect<'v>(
         _ => {}
     }
     path.truncate(base);
+}
+
+/// The leaf `x` at `path`, under `key` (none for an array item), scored: by the query words
+/// in its key and its ancestors' keys (`named`), by its value, as identity, or as noise.
+fn leaf<'v>(
+    path: &str,
+    x: &'v Value,
+    key: Option<&str>,
+    depth: usize,
+    named: i32,
+    query: &Query,
+) -> Leaf<'v> {
+    let (key_words, key_named_words) = key.map_or((0, 0), |k| key_words_named(k, query));
+    let key_named = key_named_words > 0;
+    let mut score = named.min(PARENT_KEY_NAMED * 2);
+    // `url` for "URL" says more than `followers_url` does.
+    score += LAST_KEY_NAMED * key_named_words as i32 / key_words.max(1) as i32;
+    if depth <= 1 && key.is_some_and(is_identity_key) {
+        score += IDENTITY;
+    }
+    let (value, value_named, noisy) = value_score(x, query);
+    score += value;
+    // Noise unless asked for: a digest under a key the query names is the answer.
+    if noisy && !key_named && named == 0 {
+        score += OPAQUE;
+    }
+    Leaf {
+        path: path.to_owned(),
+        value: x,
+        top_key: path.split(['.', '[']).next().unwrap_or("").to_owned(),
+        score,
+        strong: value_named || (key_named && key_named_words == key_words),
+    }
 }
 
 fn is_scalar(v: &Value) -> bool {
