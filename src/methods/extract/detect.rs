@@ -25,6 +25,9 @@ pub enum ContentKind {
     Code,
     /// A unified diff (`diff -u`, `git diff`, `git show`).
     Diff,
+    /// A file of `[section]` headers and `key = value` fields: TOML, INI, systemd units, lock
+    /// files.
+    Config,
     /// Anything else: command output, plain text.
     Text,
 }
@@ -41,6 +44,7 @@ impl ContentKind {
             ContentKind::Html => "html",
             ContentKind::Code => "code",
             ContentKind::Diff => "diff",
+            ContentKind::Config => "config",
             ContentKind::Text => "text",
         }
     }
@@ -89,6 +93,9 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     // Before logs: the file headers of a diff carry timestamps.
     if diff::looks_like_diff(&lines) {
         return (ContentKind::Diff, None);
+    }
+    if super::tree::looks_like_sections(&lines) {
+        return (ContentKind::Config, None);
     }
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);

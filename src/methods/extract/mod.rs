@@ -50,6 +50,7 @@ mod kinds;
 mod query;
 mod score;
 mod terms;
+mod tree;
 
 pub use detect::ContentKind;
 

@@ -30,6 +30,7 @@ pub(crate) fn build<'a>(
         (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
+        (ContentKind::Config, _) => super::tree::build_sections(text, query),
         _ => lines::build(text, lines::Style::Text),
     };
     split_oversized(&mut doc, max_unit_bytes);

@@ -1,0 +1,475 @@
+//! JSON: records (objects in an array, JSON Lines) are the units, framed by a schema line with
+//! their keys, types and count. Each record is rendered compactly on one line, its long strings
+//! and arrays shortened within a byte cap, and its fields feed rarity (the one failed run among
+//! successes) and extremes (the largest change).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::methods::extract::detect::ContentKind;
+use crate::methods::extract::doc::{Doc, Field, Level, Unit};
+use crate::methods::extract::query::Query;
+
+mod project;
+mod render;
+mod stats;
+
+use render::{for_each_scalar, named_values, render_within};
+use stats::{KeyStats, field_value, record_level, record_template};
+
+/// Arrays and objects bigger than this (compact bytes) are split into units of their own;
+/// smaller ones are shown inline.
+const INLINE_BYTES: usize = 200;
+/// Strings are never cut shorter than this: an error message and its location fit.
+pub(super) const MIN_STRING_BYTES: usize = 160;
+/// Values kept from one field for rarity: longer strings are content, not categories.
+pub(super) const MAX_CATEGORY_BYTES: usize = 64;
+/// Records are projected only when this many bytes are theirs: each projected leaf carries its
+/// path, and below this the usual rendering's summary of the record reads better.
+const MIN_PROJECTION_BYTES: usize = 600;
+/// Prior of a record whose values say it failed.
+const ERROR_PRIOR: f32 = 4.0;
+/// Prior of a record per short field value (up to two) that holds a string the query names.
+const NAMED_VALUE_PRIOR: f32 = 3.0;
+
+pub(crate) fn build_document(
+    value: &Value,
+    query: Option<&Query>,
+    max_unit_bytes: usize,
+) -> Doc<'static> {
+    let mut builder = Builder::new(query, max_unit_bytes);
+    builder.walk(value, "", None, 0);
+    builder.finish(ContentKind::Json)
+}
+
+pub(crate) fn build_lines(
+    text: &str,
+    query: Option<&Query>,
+    max_unit_bytes: usize,
+) -> Doc<'static> {
+    let mut builder = Builder::new(query, max_unit_bytes);
+    builder.project = false;
+    let mut parsed: Vec<(String, Value)> = Vec::new();
+    let mut raw_lines = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => parsed.push((String::new(), v)),
+            Err(_) => raw_lines.push((i, line)),
+        }
+    }
+    let items: Vec<(String, &Value)> = parsed.iter().map(|(l, v)| (l.clone(), v)).collect();
+    builder.records(&items, "", None);
+    // Lines that are not JSON (a stray log line between messages) are kept as plain lines.
+    for (_, line) in raw_lines {
+        let level = crate::methods::extract::doc::level_from_words(line);
+        builder.push(
+            line,
+            Unit {
+                level,
+                prior: if level == Level::Error { 3.0 } else { 0.0 },
+                ..Unit::default()
+            },
+        );
+    }
+    builder.finish(ContentKind::JsonLines)
+}
+
+struct Builder<'q> {
+    source: String,
+    units: Vec<Unit>,
+    fields: Vec<Field>,
+    query: Option<&'q Query>,
+    max_unit_bytes: usize,
+    blocks: u32,
+    /// Whether oversized records may be projected to what the query touches. JSON Lines
+    /// messages are events read whole (a compiler message, a request), not documents to
+    /// descend into.
+    project: bool,
+}
+
+impl<'q> Builder<'q> {
+    fn new(query: Option<&'q Query>, max_unit_bytes: usize) -> Self {
+        Builder {
+            source: String::new(),
+            units: Vec::new(),
+            fields: Vec::new(),
+            query,
+            max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
+            blocks: 0,
+            project: true,
+        }
+    }
+
+    fn finish(self, kind: ContentKind) -> Doc<'static> {
+        Doc {
+            kind,
+            source: self.source.into(),
+            units: self.units,
+            // The schema line of each record array already gives counts.
+            overview: None,
+            noun: "items",
+            fields: self.fields,
+        }
+    }
+
+    /// Appends `text` as one unit.
+    fn push(&mut self, text: &str, unit: Unit) -> usize {
+        let start = self.source.len();
+        self.source.push_str(text);
+        let end = self.source.len();
+        self.source.push('\n');
+        self.units.push(Unit {
+            span: start..end,
+            weight: 1,
+            ..unit
+        });
+        self.units.len() - 1
+    }
+
+    fn walk(&mut self, value: &Value, path: &str, parent: Option<usize>, depth: usize) {
+        let small = approx_len(value, INLINE_BYTES) <= INLINE_BYTES;
+        match value {
+            Value::Array(items) if is_record_array(items.iter()) && !small => {
+                let items: Vec<(String, &Value)> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("[{i}]"), v))
+                    .collect();
+                self.records(&items, path, parent);
+            }
+            Value::Array(items) if !small => {
+                let mut chunk: Vec<&Value> = Vec::new();
+                let mut chunk_start = 0;
+                let mut chunk_bytes = 0;
+                for (i, item) in items.iter().enumerate() {
+                    let len = approx_len(item, self.max_unit_bytes);
+                    if item.is_object() || item.is_array() && len > INLINE_BYTES {
+                        self.scalar_chunk(path, chunk_start, &chunk, parent);
+                        chunk.clear();
+                        self.walk(item, &format!("{path}[{i}]"), parent, depth + 1);
+                        chunk_start = i + 1;
+                        chunk_bytes = 0;
+                        continue;
+                    }
+                    if chunk_bytes + len > self.max_unit_bytes / 2 && !chunk.is_empty() {
+                        self.scalar_chunk(path, chunk_start, &chunk, parent);
+                        chunk.clear();
+                        chunk_start = i;
+                        chunk_bytes = 0;
+                    }
+                    chunk.push(item);
+                    chunk_bytes += len + 1;
+                }
+                self.scalar_chunk(path, chunk_start, &chunk, parent);
+            }
+            Value::Object(map) if !small => {
+                let object_members = map.values().filter(|v| v.is_object()).count();
+                if map.len() >= 8 && object_members * 10 >= map.len() * 8 {
+                    let items: Vec<(String, &Value)> =
+                        map.iter().map(|(k, v)| (format!(".{k}"), v)).collect();
+                    self.records(&items, path, parent);
+                    return;
+                }
+                // The object's own line: scalars inline, big children summarised and walked.
+                let mut line = String::new();
+                let mut big = Vec::new();
+                for (k, v) in map {
+                    let inline = approx_len(v, INLINE_BYTES) <= INLINE_BYTES;
+                    if !inline {
+                        big.push((k, v));
+                    }
+                    let _ = write!(line, "{}:", json_string(k));
+                    if inline {
+                        line.push_str(&compact(v));
+                    } else {
+                        line.push_str(&summary(v));
+                    }
+                    line.push(',');
+                }
+                line.pop();
+                let text = labelled(path, &format!("{{{line}}}"));
+                let unit = self.push(
+                    &text,
+                    Unit {
+                        parent,
+                        pinned: depth <= 1,
+                        ..Unit::default()
+                    },
+                );
+                for (k, v) in big {
+                    let child = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    self.walk(v, &child, Some(unit), depth + 1);
+                }
+            }
+            _ => {
+                let text = labelled(path, &compact(value));
+                self.push(
+                    &text,
+                    Unit {
+                        parent,
+                        pinned: depth == 0,
+                        ..Unit::default()
+                    },
+                );
+            }
+        }
+    }
+
+    fn scalar_chunk(&mut self, path: &str, start: usize, items: &[&Value], parent: Option<usize>) {
+        if items.is_empty() {
+            return;
+        }
+        let body: Vec<String> = items.iter().map(|v| compact(v)).collect();
+        let label = format!("{path}[{start}..{}]", start + items.len());
+        let text = labelled(&label, &format!("[{}]", body.join(",")));
+        let unit = self.push(
+            &text,
+            Unit {
+                parent,
+                ..Unit::default()
+            },
+        );
+        self.units[unit].weight = items.len() as u32;
+    }
+
+    /// Sibling records: a schema line, then one line per record.
+    fn records(&mut self, items: &[(String, &Value)], path: &str, parent: Option<usize>) {
+        let stats = KeyStats::collect(items.iter().map(|(_, v)| *v));
+        let schema = self.push(
+            &stats.describe(path, items.len()),
+            Unit {
+                parent,
+                pinned: true,
+                ..Unit::default()
+            },
+        );
+        self.blocks += 1;
+        let first_field = self.fields.len();
+        let mut field_index: HashMap<String, usize> = HashMap::new();
+        for (label, item) in items {
+            let exclude = |k: &str| stats.constant.contains_key(k);
+            let notable = |k: &str, v: &Value| stats.is_notable(k, v);
+            // Records are many: a smaller cap fits more of them, and the shortening keeps the
+            // fields the query names.
+            let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+            let usual = render_within(item, cap, self.query, &exclude, &notable);
+            // A record too big to show whole, whose usual rendering folds away a leaf the
+            // query names, is projected to what the query touches instead.
+            let body = match self.query {
+                Some(q)
+                    if self.project
+                        && cap >= MIN_PROJECTION_BYTES
+                        && approx_len(item, cap) > cap =>
+                {
+                    project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
+                }
+                _ => usual,
+            };
+            let text = if label.is_empty() {
+                body
+            } else {
+                labelled(&format!("{path}{label}"), &body)
+            };
+            let level = record_level(item);
+            let named = self.query.map_or(0, |q| named_values(q, item));
+            let prior = if level == Level::Error {
+                ERROR_PRIOR
+            } else {
+                0.0
+            } + NAMED_VALUE_PRIOR * named.min(2) as f32;
+            let unit = self.push(
+                &text,
+                Unit {
+                    parent: Some(schema),
+                    template: Some(record_template(item)),
+                    level,
+                    prior,
+                    ..Unit::default()
+                },
+            );
+            for_each_scalar(item, "", 0, &mut |key, value| {
+                let Some(value) = field_value(value) else {
+                    return;
+                };
+                let next = first_field + field_index.len();
+                let index = match field_index.get(key) {
+                    Some(&index) => index,
+                    None => *field_index.entry(key.to_owned()).or_insert(next),
+                };
+                if index == self.fields.len() {
+                    self.fields.push(Field::default());
+                }
+                self.fields[index].values.push((unit, value));
+            });
+        }
+    }
+}
+
+/// `path: text`, or `text` alone at the root.
+pub(super) fn labelled(path: &str, text: &str) -> String {
+    if path.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{path}: {text}")
+    }
+}
+
+pub(super) fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+pub(super) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// `[…30 items]` or `{…12 keys}`: what a big child holds, for its parent's line.
+pub(super) fn summary(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!("[…{} items]", a.len()),
+        Value::Object(m) => format!("{{…{} keys}}", m.len()),
+        other => compact(other),
+    }
+}
+
+/// At least two elements and most of them objects.
+pub(super) fn is_record_array<'v>(items: impl ExactSizeIterator<Item = &'v Value>) -> bool {
+    let n = items.len();
+    n >= 2 && items.filter(|v| v.is_object()).count() * 10 >= n * 8
+}
+
+/// The compact length of `v`, counted only up to a little past `limit`.
+pub(super) fn approx_len(v: &Value, limit: usize) -> usize {
+    fn go(v: &Value, limit: usize, acc: &mut usize) {
+        if *acc > limit {
+            return;
+        }
+        match v {
+            Value::Null => *acc += 4,
+            Value::Bool(_) => *acc += 5,
+            Value::Number(_) => *acc += 8,
+            Value::String(s) => *acc += s.len() + 2,
+            Value::Array(a) => {
+                *acc += 2;
+                for x in a {
+                    go(x, limit, acc);
+                    *acc += 1;
+                    if *acc > limit {
+                        return;
+                    }
+                }
+            }
+            Value::Object(m) => {
+                *acc += 2;
+                for (k, x) in m {
+                    *acc += k.len() + 4;
+                    go(x, limit, acc);
+                    if *acc > limit {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    let mut acc = 0;
+    go(v, limit, &mut acc);
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render::render_string;
+    use super::*;
+
+    fn doc_of(text: &str) -> Doc<'static> {
+        build_document(
+            &serde_json::from_str(text).unwrap_or(Value::Null),
+            None,
+            1000,
+        )
+    }
+
+    #[test]
+    fn record_arrays_get_a_schema_line_and_one_line_per_record() {
+        let doc = doc_of(
+            r#"{"total":3,"runs":[{"id":1,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":2,"conclusion":"failure","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":3,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}"#,
+        );
+        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+        assert!(
+            texts[0].starts_with(r#"{"total":3,"runs":[…3 items]"#),
+            "{texts:?}"
+        );
+        assert!(
+            texts[1].starts_with("runs: 3 records; keys: id:int, conclusion:str"),
+            "{texts:?}"
+        );
+        assert!(
+            texts[3].starts_with(r#"runs[1]: {"id":2,"conclusion":"failure""#),
+            "{texts:?}"
+        );
+        assert_eq!(doc.units[3].level, Level::Error);
+    }
+
+    #[test]
+    fn long_strings_are_cut_with_a_mark() {
+        let mut out = String::new();
+        render_string(&mut out, &"a".repeat(1000), 200, None);
+        assert!(out.len() < 220 && out.ends_with("…\""));
+    }
+
+    #[test]
+    fn constant_children_are_named_once_in_the_schema() {
+        let item =
+            r#"{"id":1,"repo":{"name":"x","url":"https://example.com/a/long/url/that/repeats"}}"#;
+        let text = format!(
+            "[{item},{},{}]",
+            item.replace("\"id\":1", "\"id\":2"),
+            item.replace("\"id\":1", "\"id\":3")
+        );
+        let doc = doc_of(&text);
+        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+        assert!(
+            texts[0].ends_with("same in all (not repeated): repo"),
+            "{texts:?}"
+        );
+        assert_eq!(texts[1], r#"[0]: {"id":1}"#);
+    }
+
+    #[test]
+    fn a_record_cut_to_fit_keeps_the_value_that_sets_it_apart() {
+        let records: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut record = serde_json::Map::new();
+                // Many short fields, each as cheap as the one that matters, all before it.
+                for f in 0..40 {
+                    record.insert(
+                        format!("field_{f}"),
+                        Value::String(format!("value-{i}-{f}")),
+                    );
+                }
+                record.insert(
+                    "status".into(),
+                    Value::String(if i == 7 { "cancelled" } else { "ok" }.into()),
+                );
+                Value::Object(record)
+            })
+            .collect();
+        let doc = build_document(&Value::Array(records), None, 600);
+        let failed = (0..doc.units.len())
+            .map(|i| doc.text(i))
+            .find(|t| t.starts_with("[7]:"));
+        assert!(
+            failed.is_some_and(|t| t.contains(r#""status":"cancelled""#)),
+            "{failed:?}"
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! Query-guided projection of a record too big to show whole: instead of folding its deep
+//! parts to `[…1 items]`, keep the leaves the query touches — by a word of their key path
+//! (`spec.containers[0].resources.requests.cpu` for "CPU request") or of their value — with
+//! their flattened path, plus the record's identity and the values that set it apart. Noise
+//! (digests, UUIDs, timestamps) ranks low by its shape.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{compact, json_string};
+use crate::methods::extract::query::Query;
+use crate::methods::extract::terms::for_each_word;
+use crate::methods::extract::tree::noise::opaque_share;
+
+/// Leaves deeper than this are not visited: the path would cost more than the value.
+const MAX_DEPTH: usize = 10;
+/// How deep (in path segments after the first) a leaf the usual rendering leaves out must lie
+/// for the record to be projected.
+const MIN_FOLDED_DEPTH: usize = 3;
+/// Items of one array visited per array.
+const MAX_ITEMS: usize = 64;
+/// Strings longer than this are content; their words are not matched one by one.
+const MAX_VALUE_WORDS_BYTES: usize = 200;
+/// A leaf's string value is cut to this many bytes.
+const MAX_LEAF_STRING: usize = 160;
+
+/// How a leaf earns its place.
+const LAST_KEY_NAMED: i32 = 4;
+const PARENT_KEY_NAMED: i32 = 1;
+const VALUE_NAMED_EXACTLY: i32 = 5;
+const VALUE_WORD_NAMED: i32 = 2;
+const IDENTITY: i32 = 3;
+const NOTABLE: i32 = 4;
+const OPAQUE: i32 = -4;
+
+/// One scalar of the record with its path.
+struct Leaf<'v> {
+    path: String,
+    value: &'v Value,
+    top_key: String,
+    score: i32,
+    /// Whether the query names the leaf's value or every word of its key: the leaf answers.
+    strong: bool,
+}
+
+/// `item` projected to the leaves the query touches, within about `cap` bytes, as
+/// `{path:value, …}` with `…+N` for the leaves left out; `None` when `usual` (the record
+/// rendered the usual way) already shows every leaf that answers the query, or there is none.
+pub(super) fn project(
+    item: &Value,
+    cap: usize,
+    query: &Query,
+    usual: &str,
+    exclude: &dyn Fn(&str) -> bool,
+    notable: &dyn Fn(&str, &Value) -> bool,
+) -> Option<String> {
+    let mut leaves = Vec::new();
+    let mut path = String::new();
+    collect(item, &mut path, 0, 0, query, &mut leaves);
+    leaves.retain(|l| !exclude(&l.top_key));
+    // Only what lies deep is folded away by the usual rendering; a shallow leaf it leaves out
+    // was outranked there by the record's other fields, and projecting would not bring it back.
+    let folded = leaves.iter().any(|l| {
+        l.strong && l.path.matches(['.', '[']).count() >= MIN_FOLDED_DEPTH && {
+            let value = compact(l.value);
+            let probe = &value[..crate::tokens::floor_char_boundary(&value, 40)];
+            !usual.contains(probe)
+        }
+    });
+    if !folded {
+        return None;
+    }
+    for leaf in &mut leaves {
+        if leaf.path == leaf.top_key && notable(&leaf.top_key, leaf.value) {
+            leaf.score += NOTABLE;
+        }
+    }
+    let mut order: Vec<usize> = (0..leaves.len()).filter(|&i| leaves[i].score > 0).collect();
+    order.sort_by(|&a, &b| leaves[b].score.cmp(&leaves[a].score).then(a.cmp(&b)));
+    let mut keep = vec![false; leaves.len()];
+    let mut used = 2;
+    let mut rendered: Vec<String> = vec![String::new(); leaves.len()];
+    for i in order {
+        let text = render_leaf(&leaves[i]);
+        if used + text.len() + 8 > cap {
+            continue;
+        }
+        used += text.len() + 1;
+        rendered[i] = text;
+        keep[i] = true;
+    }
+    let mut out = String::from("{");
+    let mut left = 0;
+    for (i, text) in rendered.iter().enumerate() {
+        if keep[i] {
+            out.push_str(text);
+            out.push(',');
+        } else {
+            left += 1;
+        }
+    }
+    if left > 0 {
+        let _ = write!(out, "…+{left}");
+    } else {
+        out.pop();
+    }
+    out.push('}');
+    Some(out)
+}
+
+fn render_leaf(leaf: &Leaf<'_>) -> String {
+    let value = match leaf.value {
+        Value::String(s) if s.len() > MAX_LEAF_STRING => {
+            let head = &s[..crate::tokens::floor_char_boundary(s, MAX_LEAF_STRING)];
+            let quoted = json_string(head);
+            format!("{}…\"", &quoted[..quoted.len() - 1])
+        }
+        other => compact(other),
+    };
+    format!("{}:{value}", leaf.path)
+}
+
+/// Walks `v`, pushing every scalar with its path and score; `named` is the score its
+/// ancestors' keys give it.
+fn collect<'v>(
+    v: &'v Value,
+    path: &mut String,
+    depth: usize,
+    named: i32,
+    query: &Query,
+    leaves: &mut Vec<Leaf<'v>>,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let base = path.len();
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                path.truncate(base);
+                if base > 0 {
+                    path.push('.');
+                }
+                path.push_str(k);
+                if is_scalar(x) {
+                    leaves.push(leaf(path, x, Some(k), depth, named, query));
+                } else {
+                    let key_named = key_words_named(k, query).1 > 0;
+                    let inherited = named + if key_named { PARENT_KEY_NAMED } else { 0 };
+                    collect(x, path, depth + 1, inherited, query, leaves);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().take(MAX_ITEMS).enumerate() {
+                path.truncate(base);
+                let _ = write!(path, "[{i}]");
+                if is_scalar(x) {
+                    leaves.push(leaf(path, x, None, depth, named, query));
+                } else {
+                    collect(x, path, depth + 1, named, query, leaves);
+                }
+            }
+        }
+        _ => {}
+    }
+    path.truncate(base);
+}
+
+/// The leaf `x` at `path`, under `key` (none for an array item), scored: by the query words
+/// in its key and its ancestors' keys (`named`), by its value, as identity, or as noise.
+fn leaf<'v>(
+    path: &str,
+    x: &'v Value,
+    key: Option<&str>,
+    depth: usize,
+    named: i32,
+    query: &Query,
+) -> Leaf<'v> {
+    let (key_words, key_named_words) = key.map_or((0, 0), |k| key_words_named(k, query));
+    let key_named = key_named_words > 0;
+    let mut score = named.min(PARENT_KEY_NAMED * 2);
+    // `url` for "URL" says more than `followers_url` does.
+    score += LAST_KEY_NAMED * key_named_words as i32 / key_words.max(1) as i32;
+    if depth <= 1 && key.is_some_and(is_identity_key) {
+        score += IDENTITY;
+    }
+    let (value, value_named, noisy) = value_score(x, query);
+    score += value;
+    // Noise unless asked for: a digest under a key the query names is the answer.
+    if noisy && !key_named && named == 0 {
+        score += OPAQUE;
+    }
+    Leaf {
+        path: path.to_owned(),
+        value: x,
+        top_key: path.split(['.', '[']).next().unwrap_or("").to_owned(),
+        score,
+        strong: value_named || (key_named && key_named_words == key_words),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !v.is_object() && !v.is_array()
+}
+
+/// How many words the key has (split on punctuation and camelCase, stemmed) and how many of
+/// them are query words.
+fn key_words_named(key: &str, query: &Query) -> (usize, usize) {
+    let mut buf = String::new();
+    let (mut words, mut named) = (0, 0);
+    for_each_word(key, &mut buf, |w| {
+        words += 1;
+        named += usize::from(query.words.contains_key(w));
+    });
+    (words, named)
+}
+
+/// Keys that name a record: kept so that a projected record still says which one it is.
+fn is_identity_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "name" | "id" | "key" | "title" | "namespace" | "number" | "version" | "path" | "url"
+    ) || lower.ends_with("name")
+}
+
+/// What a leaf's value says: named exactly, or by a word, by the query; or noise by its shape
+/// (digests, UUIDs, base64, timestamps): its score from the query, whether the query names it,
+/// and whether it is noise by its shape.
+fn value_score(v: &Value, query: &Query) -> (i32, bool, bool) {
+    let Value::String(s) = v else {
+        return (0, false, false);
+    };
+    let mut score = 0;
+    let mut named = false;
+    if query.mentions(s) {
+        score += VALUE_NAMED_EXACTLY;
+        named = true;
+    } else if s.len() <= MAX_VALUE_WORDS_BYTES {
+        let mut buf = String::new();
+        for_each_word(s, &mut buf, |w| named |= query.words.contains_key(w));
+        if named {
+            score += VALUE_WORD_NAMED;
+        }
+    }
+    let noisy = !named && (opaque_share(s) >= 0.5 || is_timestamp(s));
+    (score, named, noisy)
+}
+
+/// `2020-03-30T02:22:43Z` and the like: when something was created or changed is seldom what
+/// is asked, unless the query names it.
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 19
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && (b[10] == b'T' || b[10] == b' ')
+        && b[13] == b':'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::extract::ExtractHints;
+
+    /// One pod of a real `kubectl get pods -o json` list, shortened.
+    const POD: &str = r#"{"metadata":{"name":"calico-node-h2bjp","namespace":"kube-system","uid":"2198392d-d521-4e08-86b3-6e1a14bc6348","resourceVersion":"48113386","creationTimestamp":"2020-04-10T02:19:09Z","labels":{"controller-revision-hash":"6d9c4b8f5f","k8s-app":"calico-node"}},"spec":{"containers":[{"name":"calico-node","image":"calico/node:v3.13.1","env":[{"name":"DATASTORE_TYPE","value":"kubernetes"},{"name":"CLUSTER_TYPE","value":"k8s,bgp"}],"resources":{"requests":{"cpu":"250m"}}}],"nodeName":"duckboat-01"},"status":{"phase":"Running","podIP":"10.10.238.73","qosClass":"Burstable"}}"#;
+
+    fn query(text: &str) -> Query {
+        Query::from_hints(&ExtractHints::new().with_query(text)).unwrap()
+    }
+
+    #[test]
+    fn deep_leaves_the_query_names_are_kept_with_their_path() {
+        let pod: Value = serde_json::from_str(POD).unwrap();
+        let q = query(
+            "which pod is in the Burstable QoS class and what CPU request does its container set?",
+        );
+        let out = project(&pod, 220, &q, "{}", &|_| false, &|_, _| false).unwrap();
+        assert!(
+            out.contains(r#"spec.containers[0].resources.requests.cpu:"250m""#),
+            "{out}"
+        );
+        assert!(out.contains(r#"status.qosClass:"Burstable""#), "{out}");
+        assert!(
+            out.contains(r#"metadata.name:"calico-node-h2bjp""#),
+            "{out}"
+        );
+        // Noise by shape is the first to go.
+        assert!(!out.contains("2198392d"), "{out}");
+        assert!(!out.contains("2020-04-10T02:19:09Z"), "{out}");
+    }
+
+    #[test]
+    fn a_record_the_query_does_not_touch_is_not_projected() {
+        let pod: Value = serde_json::from_str(POD).unwrap();
+        assert!(
+            project(
+                &pod,
+                220,
+                &query("zebra xylophone"),
+                "{}",
+                &|_| false,
+                &|_, _| false
+            )
+            .is_none()
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! Rendering one JSON record compactly within a byte cap: long strings keep their head and the
+//! part the query names, long arrays their first items and those the query names, and a record
+//! that is still too long keeps the fields the query names and the short ones first.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{MAX_CATEGORY_BYTES, MIN_STRING_BYTES, approx_len, compact, json_string, summary};
+use crate::methods::extract::query::Query;
+
+/// What stays the same while rendering one record.
+pub(super) struct Ctx<'q> {
+    query: Option<&'q Query>,
+    /// Whether a top-level field's value is what sets the record apart (rare, a failure).
+    notable: &'q dyn Fn(&str, &Value) -> bool,
+    /// Strings are not cut shorter than this.
+    min_string: usize,
+}
+
+/// `v` rendered compactly within `max_bytes`, tightening until it fits (a unit longer than
+/// that is cut in pieces later, which reads worse than a record shortened here).
+pub(super) fn render_within(
+    v: &Value,
+    max_bytes: usize,
+    query: Option<&Query>,
+    exclude: &dyn Fn(&str) -> bool,
+    notable: &dyn Fn(&str, &Value) -> bool,
+) -> String {
+    let mut ctx = Ctx {
+        query,
+        min_string: MIN_STRING_BYTES,
+        notable,
+    };
+    let mut budget = max_bytes;
+    let mut out = String::new();
+    for _ in 0..5 {
+        out.clear();
+        render(&mut out, v, budget, 0, &ctx, exclude);
+        if out.len() <= max_bytes {
+            break;
+        }
+        budget = (budget as f64 * max_bytes as f64 / out.len() as f64 * 0.9) as usize;
+        ctx.min_string = (ctx.min_string * 2 / 3).max(40);
+    }
+    if out.len() > max_bytes {
+        // Still too long: keep its head whole rather than emit it in disjoint pieces.
+        out.truncate(crate::tokens::floor_char_boundary(
+            &out,
+            max_bytes.saturating_sub(4),
+        ));
+        out.push('…');
+    }
+    out
+}
+
+/// Writes `v` compactly within about `budget` bytes: scalars first, then containers share
+/// what is left; long strings keep their head (and the part a query names), long arrays their
+/// first items and the items a query names, and what does not fit is summarised.
+pub(super) fn render(
+    out: &mut String,
+    v: &Value,
+    budget: usize,
+    depth: usize,
+    ctx: &Ctx<'_>,
+    exclude: &dyn Fn(&str) -> bool,
+) {
+    let query = ctx.query;
+    match v {
+        Value::String(s) => render_string(out, s, budget.max(ctx.min_string), query),
+        Value::Array(items) => {
+            if budget < 24 || depth >= 4 {
+                out.push_str(&summary(v));
+                return;
+            }
+            let keep = |i: usize, item: &Value| i < 3 || query.is_some_and(|q| mentions(q, item));
+            let kept: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(i, x)| keep(*i, x))
+                .map(|(i, _)| i)
+                .take(8)
+                .collect();
+            let share = budget / kept.len().max(1);
+            out.push('[');
+            let mut last = None;
+            for &i in &kept {
+                if last.is_some_and(|l| l + 1 != i) {
+                    out.push_str("…,");
+                }
+                render(out, &items[i], share, depth + 1, ctx, &|_| false);
+                out.push(',');
+                last = Some(i);
+            }
+            let left = items.len() - kept.len();
+            if left > 0 {
+                let _ = write!(out, "…+{left}");
+            } else if !kept.is_empty() {
+                out.pop();
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            if budget < 24 || depth >= 4 {
+                out.push_str(&summary(v));
+                return;
+            }
+            // Scalars are cheap and usually what is asked for; containers share the rest.
+            let scalar_bytes: usize = map
+                .iter()
+                .filter(|(k, x)| !exclude(k) && !x.is_object() && !x.is_array())
+                .map(|(k, x)| k.len() + 4 + approx_len(x, budget).min(budget / 3 + 8))
+                .sum();
+            let containers = map
+                .iter()
+                .filter(|(k, x)| !exclude(k) && (x.is_object() || x.is_array()))
+                .count();
+            let share = budget.saturating_sub(scalar_bytes) / containers.max(1);
+            // A long text field is content; its head says what it is, and the query window (if
+            // any) what matters in it.
+            let string_cap = ctx.min_string;
+            // When the scalars alone overflow, keep those the query names (by key or value)
+            // and the short ones (ids, names, states, dates) before long ones (URLs, text).
+            let keep = if scalar_bytes > budget {
+                Some(choose_scalars(map, budget, string_cap, ctx, depth, exclude))
+            } else {
+                None
+            };
+            out.push('{');
+            let mut any = false;
+            let mut dropped = 0;
+            for (k, x) in map {
+                if exclude(k) {
+                    continue;
+                }
+                if keep
+                    .as_ref()
+                    .is_some_and(|keep| !keep.contains(&k.as_str()))
+                {
+                    dropped += 1;
+                    continue;
+                }
+                out.push_str(&json_string(k));
+                out.push(':');
+                match x {
+                    Value::Object(_) | Value::Array(_) if approx_len(x, share) <= share => {
+                        out.push_str(&compact(x))
+                    }
+                    Value::Object(_) | Value::Array(_) => {
+                        render(out, x, share, depth + 1, ctx, &|_| false)
+                    }
+                    _ => render(out, x, string_cap, depth + 1, ctx, &|_| false),
+                }
+                out.push(',');
+                any = true;
+            }
+            if dropped > 0 {
+                let _ = write!(out, "…+{dropped}");
+            } else if any {
+                out.pop();
+            }
+            out.push('}');
+        }
+        other => out.push_str(&compact(other)),
+    }
+}
+
+pub(super) fn render_string(out: &mut String, s: &str, cap: usize, query: Option<&Query>) {
+    if s.len() <= cap {
+        out.push_str(&json_string(s));
+        return;
+    }
+    let head = &s[..crate::tokens::floor_char_boundary(s, cap)];
+    let mut text = head.to_owned();
+    // A part of the rest that the query names is worth more than more of the head.
+    if let Some(q) = query
+        && let Some(at) = q.first_exact_match(&s[head.len()..])
+    {
+        let at = head.len() + at;
+        let from = crate::tokens::floor_char_boundary(s, at.saturating_sub(60).max(head.len()));
+        let to = crate::tokens::floor_char_boundary(s, at + 100);
+        text.push_str(" … ");
+        text.push_str(&s[from..to]);
+    }
+    let quoted = json_string(&text);
+    out.push_str(&quoted[..quoted.len() - 1]);
+    out.push_str("…\"");
+}
+
+/// The members of `map` to show when not all fit in `budget`: ranked by whether the query
+/// names the key or the value, then by size, and taken while they fit.
+pub(super) fn choose_scalars<'m>(
+    map: &'m serde_json::Map<String, Value>,
+    budget: usize,
+    string_cap: usize,
+    ctx: &Ctx<'_>,
+    depth: usize,
+    exclude: &dyn Fn(&str) -> bool,
+) -> Vec<&'m str> {
+    let query = ctx.query;
+    let mut ranked: Vec<(u8, usize, usize, &str)> = Vec::new();
+    let mut buf = String::new();
+    for (i, (k, x)) in map.iter().enumerate() {
+        if exclude(k) {
+            continue;
+        }
+        let size = k.len() + 4 + approx_len(x, string_cap).min(string_cap + 4);
+        let mut rank = 0u8;
+        if let Some(q) = query {
+            let mut key_named = false;
+            crate::methods::extract::terms::for_each_word(k, &mut buf, |w| {
+                key_named |= q.words.contains_key(w);
+            });
+            if key_named || matches!(x, Value::String(s) if q.mentions(s)) {
+                rank += 2;
+            }
+        }
+        if size <= 64 {
+            rank += 1;
+        }
+        if depth == 0 && (ctx.notable)(k, x) {
+            rank += 3;
+        }
+        ranked.push((rank, size, i, k.as_str()));
+    }
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+    let mut used = 0;
+    let mut keep = Vec::new();
+    for (_, size, _, k) in ranked {
+        if used + size <= budget {
+            used += size;
+            keep.push(k);
+        }
+    }
+    keep
+}
+
+/// How many short field values of `item` contain a string the query names exactly: the
+/// query names a value (a version, a state, an id), which says more than a mention in prose.
+pub(super) fn named_values(query: &Query, item: &Value) -> usize {
+    let mut count = 0;
+    for_each_scalar(item, "", 0, &mut |_, value| {
+        if let Value::String(s) = value
+            && s.len() <= MAX_CATEGORY_BYTES
+            && query.mentions(s)
+        {
+            count += 1;
+        }
+    });
+    count
+}
+
+/// Whether a query term appears in the scalar values of `v` (one level deep).
+pub(super) fn mentions(query: &Query, v: &Value) -> bool {
+    match v {
+        Value::String(s) => query.mentions(s),
+        Value::Object(m) => m
+            .values()
+            .any(|x| matches!(x, Value::String(s) if query.mentions(s))),
+        _ => false,
+    }
+}
+
+/// Calls `f` with every scalar of `v` down to two levels of objects, keyed by its dotted path.
+pub(super) fn for_each_scalar(
+    v: &Value,
+    prefix: &str,
+    depth: usize,
+    f: &mut dyn FnMut(&str, &Value),
+) {
+    let mut path = String::from(prefix);
+    scalars_under(v, &mut path, depth, f);
+}
+
+/// Walks `v` with `path` as the dotted key so far, reusing one buffer for every key.
+pub(super) fn scalars_under(
+    v: &Value,
+    path: &mut String,
+    depth: usize,
+    f: &mut dyn FnMut(&str, &Value),
+) {
+    let Value::Object(map) = v else { return };
+    let base = path.len();
+    for (k, x) in map {
+        path.truncate(base);
+        if base > 0 {
+            path.push('.');
+        }
+        path.push_str(k);
+        match x {
+            Value::Object(_) if depth < 1 => scalars_under(x, path, depth + 1, f),
+            Value::Object(_) | Value::Array(_) => {}
+            _ => f(path, x),
+        }
+    }
+    path.truncate(base);
+}

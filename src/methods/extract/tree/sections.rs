@@ -1,0 +1,338 @@
+//! Files of sections and fields: TOML (`[table]`, `[[array.of.tables]]`), INI, systemd units,
+//! lock files. One unit per line; each line's context is the chain that names its record:
+//! a continuation line of a multi-line value → its key line → the record's first field (for a
+//! repeated `[[table]]`, its name) → the section header.
+
+use super::noise::opaque_share;
+use crate::methods::extract::detect::ContentKind;
+use crate::methods::extract::doc::{self, Doc, Level, Unit};
+use crate::methods::extract::query::Query;
+use crate::methods::extract::terms::{for_each_word, is_stopword};
+
+/// How many section headers make a file of sections rather than text with a bracketed line.
+const MIN_HEADERS: usize = 2;
+/// Lines mostly made of digests and blobs score this much lower: they are read only when the
+/// query names them exactly.
+const OPAQUE_PENALTY: f32 = 1.5;
+/// Section headers read as the map of the file.
+const HEADER_PRIOR: f32 = 0.5;
+/// Fields of a record whose header or name the query names: the query asks about that record.
+const NAMED_RECORD_PRIOR: f32 = 2.0;
+/// A record's own fields are few and short; the lines of a long multi-line value (a list of
+/// file hashes) form a block of their own so that they do not stop the record's fields from
+/// pulling each other in.
+const OPAQUE_SHARE: f32 = 0.4;
+
+/// Whether the sample `lines` (non-blank) are a file of `[section]` headers and `key = value`
+/// or `key: value` fields, with multi-line values and comments between them.
+pub(crate) fn looks_like_sections(lines: &[&str]) -> bool {
+    let mut headers = 0;
+    let mut fields = 0;
+    let mut other = 0;
+    let mut open = 0i32;
+    for line in lines {
+        let t = line.trim();
+        if open > 0 {
+            open += bracket_balance(t);
+            fields += 1;
+            continue;
+        }
+        if is_comment(t) {
+            continue;
+        }
+        if section_header(line).is_some() {
+            headers += 1;
+        } else if let Some(value) = field_value(line) {
+            fields += 1;
+            open = bracket_balance(value).max(0);
+        } else {
+            other += 1;
+        }
+    }
+    headers >= MIN_HEADERS && (headers + fields) * 10 >= (headers + fields + other) * 9
+}
+
+/// Cuts `text` into one unit per non-blank line, each with its record as context. A record
+/// the query names (by its header or its name field) has its fields raised: in a lock file or
+/// a manifest the query names the package, and its fields are the answer.
+pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
+    let mut units: Vec<Unit> = Vec::new();
+    // The open `[[table]]`: its header's name and unit.
+    let mut repeated: Option<(&str, usize)> = None;
+    let mut header: Option<usize> = None;
+    let mut name: Option<usize> = None;
+    let mut record_named = false;
+    let mut open_key: Option<usize> = None;
+    let mut open = 0i32;
+    let mut block = 0u32;
+    let mut value_block = 0u32;
+    for span in doc::line_spans(text) {
+        let line = &text[span.clone()];
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let index = units.len();
+        // Only the items of a long value (a list of file hashes) are repeats of one another:
+        // `version = …` in two records are two answers, not a repeat to fold.
+        let mut unit = Unit {
+            span,
+            template: None,
+            level: doc::level_from_words(line),
+            weight: 1,
+            ..Unit::default()
+        };
+        if let Some(key) = open_key.filter(|_| open > 0) {
+            // A line inside a multi-line value: it hangs under its key.
+            open += bracket_balance(t);
+            unit.parent = Some(key);
+            unit.block = Some(value_block);
+            unit.template = Some(doc::template_of(line));
+        } else if let Some(section) = section_header(line) {
+            block += 2;
+            header = Some(index);
+            unit.block = Some(block);
+            // Headers read as the map of the file.
+            unit.prior = HEADER_PRIOR;
+            let sub_table = repeated.is_some_and(|(table, _)| {
+                section.len() > table.len()
+                    && section.starts_with(table)
+                    && section.as_bytes()[table.len()] == b'.'
+            });
+            if t.starts_with("[[") {
+                repeated = Some((section, index));
+                name = None;
+                record_named = false;
+            } else if sub_table {
+                // `[package.dependencies]` after `[[package]]` belongs to that package.
+                unit.parent = name.or(repeated.map(|(_, u)| u));
+                if record_named {
+                    unit.prior += NAMED_RECORD_PRIOR;
+                }
+            } else {
+                repeated = None;
+                name = None;
+                record_named = query.is_some_and(|q| names_a_word(q, section));
+            }
+        } else {
+            unit.block = Some(block);
+            let in_repeated_header = repeated.is_some() && header == repeated.map(|(_, u)| u);
+            // Under a `[[table]]` header a field's context is the record's name; under any
+            // other header (a sub-table's included) that header, which leads to the name.
+            unit.parent = if in_repeated_header {
+                name.or(header)
+            } else {
+                header
+            };
+            if let Some(value) = field_value(line) {
+                if in_repeated_header && name.is_none() {
+                    // The first field of a repeated table names the record.
+                    name = Some(index);
+                    record_named = query.is_some_and(|q| names_a_word(q, value));
+                }
+                open = bracket_balance(value).max(0);
+                if open > 0 {
+                    open_key = Some(index);
+                    value_block = block + 1;
+                }
+            }
+            if record_named {
+                unit.prior += NAMED_RECORD_PRIOR;
+            }
+        }
+        if opaque_share(t) >= OPAQUE_SHARE {
+            unit.prior -= OPAQUE_PENALTY;
+        }
+        if unit.level == Level::Error {
+            unit.prior += 1.0;
+        }
+        units.push(unit);
+    }
+    Doc {
+        kind: ContentKind::Config,
+        source: text.into(),
+        units,
+        overview: None,
+        noun: "lines",
+        fields: Vec::new(),
+    }
+}
+
+/// Whether a word of `text` (split and stemmed as the scorer does) is a query word.
+fn names_a_word(query: &Query, text: &str) -> bool {
+    let mut buf = String::new();
+    let mut named = false;
+    for_each_word(text, &mut buf, |w| {
+        named |= !is_stopword(w) && query.words.contains_key(w)
+    });
+    named || query.mentions(text)
+}
+
+/// The name inside a `[section]` or `[[table]]` header at the margin, if `line` is one.
+fn section_header(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let t = line.trim_end();
+    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+    let inner = inner
+        .strip_prefix('[')
+        .and_then(|i| i.strip_suffix(']'))
+        .unwrap_or(inner);
+    let first = inner.chars().next()?;
+    // `[x]` checkboxes, `[1, 2]` values and `[ERROR] …` log prefixes are not headers.
+    (inner.len() >= 2 && (first.is_alphabetic() || first == '"' || first == '\'' || first == '_'))
+        .then_some(inner)
+}
+
+/// The value of a `key = value` or `key: value` field at the margin, if `line` is one.
+fn field_value(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let at = line.find(['=', ':'])?;
+    let key = line[..at].trim();
+    let plain_key = !key.is_empty()
+        && key.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '"' | '\'' | ' ' | '@' | '/')
+        })
+        && !key.contains("  ");
+    plain_key.then(|| &line[at + 1..])
+}
+
+fn is_comment(t: &str) -> bool {
+    t.starts_with('#') || t.starts_with(';')
+}
+
+/// Opening minus closing brackets and braces outside quoted strings.
+fn bracket_balance(text: &str) -> i32 {
+    let mut balance = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => balance += 1,
+                ']' | '}' => balance -= 1,
+                '#' => break,
+                _ => {}
+            },
+        }
+    }
+    balance
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The head of two records of a real `poetry.lock`.
+    const LOCK: &str = r#"[[package]]
+name = "cachecontrol"
+version = "0.14.3"
+description = "httplib2 caching for requests"
+optional = false
+python-versions = ">=3.9"
+files = [
+    {file = "cachecontrol-0.14.3-py3-none-any.whl", hash = "sha256:b35e44a3113f17d2a31c1e6b27b9de6d4405f84ae51baa8c1d3cc5b633010cae"},
+    {file = "cachecontrol-0.14.3.tar.gz", hash = "sha256:73e7efec4b06b20d9267b441c1f733664f989fb8688391b670ca812d70795d11"},
+]
+
+[package.dependencies]
+msgpack = ">=0.5.2,<2.0.0"
+
+[[package]]
+name = "certifi"
+version = "2025.8.3"
+description = "Python package for providing Mozilla's CA Bundle."
+"#;
+
+    fn texts(doc: &Doc<'_>) -> Vec<String> {
+        (0..doc.units.len())
+            .map(|i| doc.text(i).to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_lock_file_is_a_file_of_sections() {
+        let lines: Vec<&str> = LOCK.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(looks_like_sections(&lines));
+    }
+
+    #[test]
+    fn fields_hang_under_the_record_name_and_values_under_their_key() {
+        let doc = build(LOCK, None);
+        let t = texts(&doc);
+        let find = |s: &str| t.iter().position(|x| x.starts_with(s)).unwrap();
+        let version = find("version = \"0.14.3\"");
+        let name = find("name = \"cachecontrol\"");
+        assert_eq!(doc.units[version].parent, Some(name));
+        assert_eq!(doc.units[name].parent, Some(0));
+        let wheel = find("    {file = \"cachecontrol-0.14.3-py3");
+        assert_eq!(doc.units[wheel].parent, Some(find("files = [")));
+        // Digests rank low by their shape; the record's own fields do not.
+        assert!(doc.units[wheel].prior < 0.0);
+        assert!(doc.units[version].prior >= 0.0);
+        // A sub-table of a repeated table belongs to its record, and its fields to it.
+        let dependencies = find("[package.dependencies]");
+        assert_eq!(doc.units[dependencies].parent, Some(name));
+        assert_eq!(doc.units[find("msgpack")].parent, Some(dependencies));
+        // The next record starts afresh.
+        let certifi_version = find("version = \"2025.8.3\"");
+        assert_eq!(
+            doc.units[certifi_version].parent,
+            Some(find("name = \"certifi\""))
+        );
+    }
+
+    #[test]
+    fn the_fields_of_a_record_the_query_names_are_raised() {
+        let hints = crate::methods::extract::ExtractHints::new()
+            .with_query("which version of certifi is locked?");
+        let query = Query::from_hints(&hints).unwrap();
+        let doc = build(LOCK, Some(&query));
+        let t = texts(&doc);
+        let find = |s: &str| t.iter().position(|x| x.starts_with(s)).unwrap();
+        assert!(
+            doc.units[find("version = \"2025.8.3\"")].prior
+                > doc.units[find("version = \"0.14.3\"")].prior
+        );
+    }
+
+    #[test]
+    fn a_systemd_unit_is_a_file_of_sections() {
+        // Debian's apt-daily.service.
+        let unit = "[Unit]\nDescription=Daily apt download activities\nDocumentation=man:apt(8)\nConditionACPower=true\nAfter=network.target network-online.target systemd-networkd.service NetworkManager.service connman.service\n\n[Service]\nType=oneshot\nExecStartPre=-/usr/lib/apt/apt-helper wait-online\nExecStart=/usr/lib/apt/apt.systemd.daily update\n";
+        let lines: Vec<&str> = unit.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(looks_like_sections(&lines));
+        let doc = build(unit, None);
+        assert_eq!(doc.units[8].parent, Some(5), "{:?}", texts(&doc));
+    }
+
+    #[test]
+    fn markdown_and_logs_are_not_sections() {
+        let md = [
+            "# Title",
+            "[link]: https://example.com",
+            "Some text here.",
+            "- [x] done",
+        ];
+        assert!(!looks_like_sections(&md));
+        let log = [
+            "[INFO] started",
+            "[ERROR] failed to bind",
+            "[INFO] retrying",
+        ];
+        assert!(!looks_like_sections(&log));
+    }
+}
