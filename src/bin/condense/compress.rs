@@ -166,8 +166,11 @@ fn read_bounded(
     max_bytes: usize,
     size: Option<u64>,
 ) -> std::io::Result<(Vec<u8>, Option<usize>)> {
-    let mut bytes = Vec::new();
     let limit = u64::try_from(max_bytes).unwrap_or(u64::MAX);
+    // A regular file's size sizes the buffer once: growing it by doubling would leave up to
+    // twice the input allocated at the peak.
+    let capacity = size.map_or(0, |size| usize::try_from(size.min(limit)).unwrap_or(0));
+    let mut bytes = Vec::with_capacity(capacity);
     (&mut reader).take(limit).read_to_end(&mut bytes)?;
     let read = bytes.len() as u64;
     let rest = if read < limit {
