@@ -68,19 +68,18 @@ impl Condenser {
         }
 
         let tokens_before = tokens_before.await.unwrap_or(text.len());
+        // Every rung's answer is finished and shown to the hook the same way.
+        let judged = |body: &str, method: Method| {
+            let outcome = self.finish(body, method, tokens_before, reference, note, &counter, plan);
+            let verdict = self.notify(&outcome, request);
+            (outcome, verdict)
+        };
         if let Some((body, method)) = candidate.take() {
-            let outcome = self.finish(
-                &body,
-                method,
-                tokens_before,
-                reference,
-                note,
-                &counter,
-                plan,
-            );
-            match self.notify(&outcome, request) {
-                Verdict::Keep => return with_fallback(outcome, fallback),
-                Verdict::Veto => fallback = Some(format!("{method} result vetoed by the hook")),
+            match judged(&body, method) {
+                (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
+                (_, Verdict::Veto) => {
+                    fallback = Some(format!("{method} result vetoed by the hook"));
+                }
             }
         }
 
@@ -92,38 +91,19 @@ impl Condenser {
             };
             let body = run_extract(text, hints, body_budget, counter).await;
             match body {
-                Some(body) => {
-                    let outcome = self.finish(
-                        &body,
-                        Method::Extract,
-                        tokens_before,
-                        reference,
-                        note,
-                        &counter,
-                        plan,
-                    );
-                    match self.notify(&outcome, request) {
-                        Verdict::Keep => return with_fallback(outcome, fallback),
-                        Verdict::Veto => {
-                            fallback = Some("extract result vetoed by the hook".into());
-                        }
+                Some(body) => match judged(&body, Method::Extract) {
+                    (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
+                    (_, Verdict::Veto) => {
+                        fallback = Some("extract result vetoed by the hook".into());
                     }
-                }
+                },
                 None => fallback = Some("the extractive compressor failed".into()),
             }
         }
 
+        // The last rung: the hook is told, but a veto has nothing left to fall back to.
         let body = truncate(text, body_budget.max(1), &counter, Some(reference));
-        let outcome = self.finish(
-            &body,
-            Method::Truncate,
-            tokens_before,
-            reference,
-            note,
-            &counter,
-            plan,
-        );
-        self.notify(&outcome, request);
+        let (outcome, _) = judged(&body, Method::Truncate);
         with_fallback(outcome, fallback)
     }
 
