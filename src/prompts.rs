@@ -279,9 +279,13 @@ impl Prompts {
     ///
     /// # Errors
     ///
-    /// When an override cannot be read, is a link or path that leads out of `dir`, or uses a
-    /// placeholder its template does not allow.
+    /// When `dir` is not a directory, an override cannot be read, is not a regular file (a
+    /// FIFO, a device), is larger than 1 MiB, is a link or path that leads out of `dir`, or uses
+    /// a placeholder its template does not allow.
     pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
+        if let Some(dir) = dir {
+            check_dir(dir)?;
+        }
         let mut templates = BTreeMap::new();
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         for template in Template::ALL {
@@ -444,9 +448,25 @@ fn read_override(dir: &Path, name: &str) -> Result<Option<String>, PromptError> 
             )));
         }
     }
-    std::fs::read_to_string(&path)
+    crate::config::read_regular_file(&path)
         .map(Some)
         .map_err(|source| PromptError::Read { path, source })
+}
+
+/// A configured directory that is missing (a typo, a volume not mounted) would silently leave
+/// the built-in prompts in force: it is an error instead.
+fn check_dir(dir: &Path) -> Result<(), PromptError> {
+    let metadata = std::fs::metadata(dir).map_err(|source| PromptError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if metadata.is_dir() {
+        return Ok(());
+    }
+    Err(PromptError::Dir {
+        path: dir.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
+    })
 }
 
 /// `dir/NAME.md`, for a `name` that is one plain path component.
@@ -537,6 +557,31 @@ mod tests {
         assert!(request.user.starts_with("Short: <<<TOOL_OUTPUT"));
         std::fs::write(dir.join("merge.md"), "{nope}").unwrap();
         assert!(Prompts::load(Some(&dir)).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_dir_is_an_error_naming_the_key_and_the_path() {
+        let missing = std::env::temp_dir().join(format!("condense-nope-{}", fastrand::u64(..)));
+        let error = Prompts::load(Some(&missing)).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("prompts.dir"), "{message}");
+        assert!(
+            message.contains(&missing.display().to_string()),
+            "{message}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_place_of_a_template_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("condense-prompts-{}", fastrand::u64(..)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("summarize.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let error = Prompts::load(Some(&dir)).unwrap_err();
+        assert!(error.to_string().contains("a FIFO"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

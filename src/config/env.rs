@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::CONFIG_SCHEMA;
+use super::{CONFIG_SCHEMA, excerpt};
 use crate::error::ConfigError;
 
 /// Environment variables, from the process or given (for tests and embedding).
@@ -128,7 +128,8 @@ pub(super) fn validate(
     };
     let pointer = error.instance_path().to_string();
     let mut key = pointer_to_key(&pointer);
-    let mut message = error.to_string();
+    // The schema's message quotes the offending value: shown short and redacted.
+    let mut message = excerpt(&error.to_string());
     // An unknown key is reported at its parent; name the key itself.
     if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
         error.kind()

@@ -1,5 +1,6 @@
 //! The file's shape, as written, and how it resolves into a [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -155,7 +156,17 @@ struct FilePrompts {
 }
 
 impl FileConfig {
-    pub(super) fn resolve(self, origin: &str, env: &EnvVars) -> Result<Config, ConfigError> {
+    /// `overridden` maps the JSON pointers set from the environment to their variables, so a
+    /// value that fails here is reported under the variable that set it.
+    pub(super) fn resolve(
+        self,
+        origin: &str,
+        env: &EnvVars,
+        overridden: &BTreeMap<String, String>,
+    ) -> Result<Config, ConfigError> {
+        if let Some(base_url) = self.llm.as_ref().and_then(|llm| llm.base_url.as_deref()) {
+            check_base_url(base_url, origin, overridden)?;
+        }
         let defaults = ToolRule {
             pattern: "*".into(),
             threshold_tokens: self.defaults.threshold_tokens,
@@ -232,4 +243,31 @@ impl FileConfig {
             origin: origin.to_owned(),
         })
     }
+}
+
+/// A `base_url` the client could not use is a configuration error at load, naming the variable
+/// when `CONDENSE_LLM_BASE_URL` set it. The URL itself is not echoed: it may carry a password.
+fn check_base_url(
+    base_url: &str,
+    origin: &str,
+    overridden: &BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    let Err(error) = crate::llm::chat_completions_url(base_url) else {
+        return Ok(());
+    };
+    let message = match error {
+        crate::llm::LlmError::InvalidConfig(message) => message,
+        other => other.to_string(),
+    };
+    Err(match overridden.get("/llm/base_url") {
+        Some(var) => ConfigError::Env {
+            var: var.clone(),
+            message,
+        },
+        None => ConfigError::Invalid {
+            origin: origin.to_owned(),
+            key: "llm.base_url".into(),
+            message,
+        },
+    })
 }

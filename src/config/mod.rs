@@ -40,12 +40,14 @@ use crate::tokens::Encoding;
 mod env;
 mod file;
 mod glob;
+mod read;
 #[cfg(test)]
 mod tests;
 
 use env::{EnvVars, apply_env_overrides, validate};
 use file::FileConfig;
 pub use glob::glob_matches;
+pub use read::{MAX_CONFIG_FILE_BYTES, read_regular_file};
 
 /// The JSON Schema every configuration is validated against.
 pub const CONFIG_SCHEMA: &str = include_str!("../../schema/condense.schema.json");
@@ -418,13 +420,15 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// When the file cannot be read, is not TOML, or does not match the schema (the error names
-    /// the file and the key), or an override variable holds a value of the wrong type.
+    /// When the file cannot be read, is not a regular file (a FIFO, a device; a symlink is
+    /// followed to its target), is larger than [`MAX_CONFIG_FILE_BYTES`], is not TOML, or does
+    /// not match the schema (the error names the file and the key), or an override variable
+    /// holds a value of the wrong type.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         let from_env = std::env::var_os(CONFIG_PATH_ENV).map(PathBuf::from);
         match path.map(Path::to_path_buf).or(from_env) {
             Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                let text = read_regular_file(&path).map_err(|source| ConfigError::Read {
                     path: path.clone(),
                     source,
                 })?;
@@ -463,20 +467,20 @@ impl Config {
             .parse()
             .map_err(|e: toml::de::Error| ConfigError::Toml {
                 origin: origin.to_owned(),
-                message: e.to_string(),
+                message: toml_error_without_source(&e, text),
             })?;
         let mut doc = serde_json::to_value(table).map_err(|e| ConfigError::Toml {
             origin: origin.to_owned(),
-            message: e.to_string(),
+            message: excerpt(&e.to_string()),
         })?;
         let overridden = apply_env_overrides(&mut doc, env)?;
         validate(&doc, origin, &overridden)?;
         let file: FileConfig = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
             origin: origin.to_owned(),
             key: String::new(),
-            message: e.to_string(),
+            message: excerpt(&e.to_string()),
         })?;
-        file.resolve(origin, env)
+        file.resolve(origin, env, &overridden)
     }
 
     /// The settings for `tool`: the first `[[tools]]` rule whose glob matches, over
@@ -487,4 +491,43 @@ impl Config {
             None => self.defaults.clone(),
         }
     }
+}
+
+/// The longest excerpt of a file's content an error may carry.
+const MAX_EXCERPT_CHARS: usize = 120;
+
+/// A parse error as the line and column and what the parser expected, without the source line
+/// that `toml`'s own message quotes: text that is not TOML may be anything the path points at
+/// (a password file behind a symlink), so none of it is repeated.
+fn toml_error_without_source(error: &toml::de::Error, text: &str) -> String {
+    let what = excerpt(error.message());
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("line {line}, column {column}: {what}")
+        }
+        None => what,
+    }
+}
+
+/// A message that may quote the file's values (a schema error's `"fast" is not one of …`): on
+/// one line, with secrets redacted, cut to [`MAX_EXCERPT_CHARS`].
+pub(super) fn excerpt(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let joined = lines.join("; ");
+    let redacted = crate::secrets::SecretRedactor::new()
+        .redact(&joined)
+        .into_owned();
+    if redacted.chars().count() <= MAX_EXCERPT_CHARS {
+        return redacted;
+    }
+    let mut cut: String = redacted.chars().take(MAX_EXCERPT_CHARS).collect();
+    cut.push('…');
+    cut
 }

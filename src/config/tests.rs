@@ -263,3 +263,62 @@ fn environment_overrides_the_proxy_keys_and_names_a_bad_variable() {
         "{message}"
     );
 }
+
+/// A line in the shape of a shadow file's, with a made-up hash.
+const SHADOW_LINE: &str =
+    "root:$6$Zq0wJ8xP$fakefakehashnotrealXq1eJ9lM2kLp0oN7uYvT4sR3aB6cD8eF0gH:19700:0:99999:7:::";
+
+#[test]
+fn text_that_is_not_toml_is_located_but_never_quoted() {
+    let message = err(&format!("{SHADOW_LINE}\ndaemon:*:19700:0:99999:7:::\n"));
+    assert!(message.contains("line 1, column"), "{message}");
+    assert!(!message.contains("fakefakehash"), "{message}");
+    assert!(!message.contains("root:"), "{message}");
+    let message = err("[defaults]\nthreshold_tokens = 10\nnot toml at all\n");
+    assert!(message.contains("line 3"), "{message}");
+    assert!(!message.contains("at all"), "{message}");
+}
+
+#[test]
+fn a_value_quoted_by_a_schema_error_is_short_and_redacted() {
+    let long = "x".repeat(500);
+    let message = err(&format!("[defaults]\nmode = \"{long}\"\n"));
+    assert!(message.contains("defaults.mode"), "{message}");
+    assert!(message.len() < 300, "{} bytes: {message}", message.len());
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let message = err(&format!("[llm]\nmodel = [\"{token}\"]\n"));
+    assert!(message.contains("llm.model"), "{message}");
+    assert!(!message.contains(token), "{message}");
+}
+
+#[test]
+fn a_base_url_that_is_not_a_url_names_where_it_came_from() {
+    let from_env = Config::from_toml_str_with_env(
+        "",
+        "condense.toml",
+        [("CONDENSE_LLM_BASE_URL".to_owned(), "not-a-url".to_owned())],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&from_env, ConfigError::Env { var, .. } if var == "CONDENSE_LLM_BASE_URL"),
+        "{from_env}"
+    );
+    let message = err("[llm]\nbase_url = \"ftp://host\"\n");
+    assert!(message.contains("llm.base_url"), "{message}");
+    let good = Config::from_toml_str("[llm]\nbase_url = \"http://127.0.0.1:4000\"\n", "t");
+    assert!(good.is_ok());
+}
+
+#[cfg(unix)]
+#[test]
+fn loading_a_fifo_fails_at_once_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("condense-cfg-{}", fastrand::u64(..)));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("condense.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let message = Config::load(Some(&fifo)).unwrap_err().to_string();
+    assert!(message.contains("condense.toml"), "{message}");
+    assert!(message.contains("a FIFO"), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -225,6 +225,9 @@ impl Condenser {
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
         let note = note.as_deref();
         let key = self.cache_key(text, request, &plan, note);
+        // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
+        let stripped = crate::ansi::strip_escapes(text);
+        let text: &str = &stripped;
         let Some(cache) = self.inner.store.results() else {
             let mut outcome = self
                 .ladder(text, request, plan, &reference, note, started)

@@ -151,14 +151,19 @@ fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Sh
 /// How many earlier configurations keep answering retrievals after reloads.
 const KEPT_CONDENSERS: usize = 3;
 
-/// Reads the file (or the defaults) into the one `Config` and its engine.
+/// Reads the file (or the defaults) into the one `Config` and its engine. It touches the file
+/// system (the config, the prompts directory), so the watcher runs it off the async runtime.
 pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Loaded, ProxyError> {
     let invalid = |message: String| ProxyError::Config {
         path: path.map(Path::to_path_buf).unwrap_or_default(),
         message,
     };
     let text = match path {
-        Some(path) => std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?,
+        // Only a regular file of bounded size, opened without blocking: a FIFO or a device put
+        // in the file's place is an error, not a proxy that waits forever.
+        Some(path) => {
+            crate::config::read_regular_file(path).map_err(|error| invalid(error.to_string()))?
+        }
         None => String::new(),
     };
     let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
@@ -174,7 +179,8 @@ pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Load
     Ok(Loaded { engine, previous })
 }
 
-/// The file's identity for change detection: modification time and length.
+/// The file's identity for change detection: modification time and length. `stat` never blocks
+/// on a FIFO, so this is safe on the runtime.
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.modified().ok()?, metadata.len()))
@@ -205,7 +211,17 @@ async fn watch_config(
         let current = sender.borrow().clone();
         let mut previous = vec![current.engine.clone()];
         previous.extend(current.previous.iter().take(KEPT_CONDENSERS - 1).cloned());
-        match load(Some(&path), previous) {
+        // Off the runtime: whatever the path now names, a slow or stuck file system must not
+        // stall the threads that answer `/health`, MCP calls and signals.
+        let reading = path.clone();
+        let reloaded = tokio::task::spawn_blocking(move || load(Some(&reading), previous)).await;
+        let Ok(reloaded) = reloaded else {
+            tracing::warn!(
+                "configuration not reloaded (the reader panicked); the previous one stays in force"
+            );
+            continue;
+        };
+        match reloaded {
             Ok(loaded) => {
                 tracing::info!(path = %path.display(), "configuration reloaded");
                 sender.send_replace(Arc::new(loaded));

@@ -43,6 +43,8 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
             "tokens_after": outcome.tokens_after,
             "ref": outcome.reference,
             "cached": outcome.cached,
+            // Why a lower rung answered (the LLM failed, missed the deadline, …), or null.
+            "fallback": outcome.fallback,
             "elapsed_ms": outcome.elapsed.as_secs_f64() * 1000.0,
         });
         writeln!(stdout, "{json}")?;
