@@ -560,31 +560,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    #[test]
-    fn a_missing_dir_is_an_error_naming_the_key_and_the_path() {
-        let missing = std::env::temp_dir().join(format!("condense-nope-{}", fastrand::u64(..)));
-        let error = Prompts::load(Some(&missing)).unwrap_err();
-        let message = error.to_string();
-        assert!(message.contains("prompts.dir"), "{message}");
-        assert!(
-            message.contains(&missing.display().to_string()),
-            "{message}"
-        );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_fifo_in_place_of_a_template_is_refused_without_blocking() {
-        let dir = std::env::temp_dir().join(format!("condense-prompts-{}", fastrand::u64(..)));
-        std::fs::create_dir_all(&dir).unwrap();
-        let fifo = dir.join("summarize.md");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        assert!(made.unwrap().success());
-        let error = Prompts::load(Some(&dir)).unwrap_err();
-        assert!(error.to_string().contains("a FIFO"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
     #[cfg(unix)]
     #[test]
     fn symlinks_out_of_the_directory_are_rejected() {
