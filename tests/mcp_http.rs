@@ -43,6 +43,11 @@ impl Scratch {
         self.0.join(name)
     }
 
+    /// What the proxy wrote to stderr.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.path("stderr")).unwrap_or_default()
+    }
+
     /// The pids of every upstream started so far.
     fn started(&self) -> Vec<u32> {
         std::fs::read_to_string(self.path("spawns"))
@@ -100,10 +105,10 @@ impl Proxy {
             .arg(&config_path)
             .arg("--")
             .args(upstream(python, scratch))
-            .envs(env.iter().copied())
             .env("CONDENSE_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(scratch.path("stderr")).expect("log file"))
             .spawn()
             .expect("proxy starts");
         let proxy = Proxy { process, addr };
@@ -307,7 +312,10 @@ fn with_a_token_every_mcp_request_needs_it_and_health_does_not() {
         &python,
         &scratch,
         config,
-        &[("CONDENSE_TEST_HTTP_TOKEN", token)],
+        &[
+            ("CONDENSE_TEST_HTTP_TOKEN", token),
+            ("CONDENSE_LOG", "trace"),
+        ],
     );
     for wrong in [
         String::new(),
@@ -330,6 +338,9 @@ fn with_a_token_every_mcp_request_needs_it_and_health_does_not() {
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
     );
     assert_eq!(without.status, 401, "a session id is no credential");
+    let log = scratch.log();
+    assert!(log.contains("initialize"), "traced: {}", log.len());
+    assert!(!log.contains(token), "the token is in the log");
 }
 
 #[test]
