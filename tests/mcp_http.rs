@@ -280,6 +280,28 @@ fn idle_sessions_are_closed_with_their_upstream_and_free_their_places() {
 }
 
 #[test]
+fn a_tool_call_longer_than_the_idle_timeout_is_answered_and_keeps_its_session() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("long-call");
+    let config = "[proxy]\nsession_idle_timeout_ms = 1000\n";
+    let proxy = Proxy::start(&python, &scratch, config, &[]);
+    let session = proxy.initialize("").session().expect("a session");
+    let headers = format!("Mcp-Session-Id: {session}\r\n");
+    let call = |id: u32, tool: &str, arguments: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        );
+        post(&proxy.addr, &headers, &body)
+    };
+    let slow = call(2, "slow", r#"{"seconds":2.5}"#);
+    assert_eq!(slow.status, 200, "{slow:?}");
+    assert!(slow.body.contains("slept"), "{slow:?}");
+    let after = call(3, "echo", r#"{"text":"still here"}"#);
+    assert!(after.body.contains("echo: still here"), "{after:?}");
+    assert_eq!(scratch.started().len(), 1, "the same upstream all along");
+}
+
+#[test]
 fn a_foreign_origin_gets_403_and_no_session_while_local_and_absent_origins_pass() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("origin");

@@ -72,6 +72,7 @@ pub(crate) async fn serve(
         settings.max_sessions,
         settings.session_idle_timeout,
     ));
+    tokio::spawn(sessions.clone().close_idle(shutdown.clone()));
     let upstream_label = shared.upstream.label();
     let mcp = StreamableHttpService::new(
         move || Ok(ProxyServer::new(shared.clone())),

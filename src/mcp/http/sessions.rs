@@ -3,10 +3,14 @@
 //! Every session starts its own upstream (a child process, or a connection), and creating one
 //! takes nothing but an `initialize` POST: without a cap, a client looping on `initialize`
 //! would start processes until memory runs out. rmcp's [`LocalSessionManager`] keeps the
-//! sessions; [`SessionLimit`] counts them in front of it and refuses one beyond the cap.
+//! sessions; [`SessionLimit`] counts them in front of it, refuses one beyond the cap, and closes
+//! the idle ones: a session is idle when no request came for the idle period and none is still
+//! being answered, so a long tool call is never cut off for being quiet.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_core::Stream;
@@ -16,6 +20,8 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Why a session could not be created or used.
 #[derive(Debug, thiserror::Error)]
@@ -39,10 +45,30 @@ pub(crate) fn full_message(max: usize) -> String {
     )
 }
 
+/// How long a session may go without any event even with a request in flight: a backstop for
+/// a response stream that is never dropped; longer than any tool call should take.
+const STUCK_SESSION_LIMIT: Duration = Duration::from_secs(3600);
+
+/// What keeps a session from being idle: its last request, and requests still answering.
+#[derive(Debug)]
+struct Use {
+    last: Instant,
+    in_flight: usize,
+}
+
+impl Use {
+    fn new() -> Self {
+        Use {
+            last: Instant::now(),
+            in_flight: 0,
+        }
+    }
+}
+
 /// Which sessions are open, and how many are being created.
 #[derive(Debug, Default)]
 struct Count {
-    open: HashSet<SessionId>,
+    open: HashMap<SessionId, Use>,
     starting: usize,
 }
 
@@ -50,26 +76,45 @@ impl Count {
     fn total(&self) -> usize {
         self.open.len() + self.starting
     }
+
+    fn touch(&mut self, id: &SessionId) {
+        if let Some(session) = self.open.get_mut(id) {
+            session.last = Instant::now();
+        }
+    }
 }
 
-/// rmcp's in-memory sessions, at most `max` at once, each closed after `idle` without traffic.
+type Shared = Arc<Mutex<Count>>;
+
+fn lock(count: &Shared) -> std::sync::MutexGuard<'_, Count> {
+    // Counters only: a panic elsewhere cannot leave them half-updated.
+    count.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// rmcp's in-memory sessions, at most `max` at once, each closed after `idle` without a request
+/// and with none in flight.
 #[derive(Debug)]
 pub(crate) struct SessionLimit {
     sessions: LocalSessionManager,
     max: usize,
-    count: Mutex<Count>,
+    idle: Duration,
+    count: Shared,
 }
 
 impl SessionLimit {
-    /// At most `max` sessions; one with no request for `idle` is closed (and its upstream
-    /// stopped, when the session's server is dropped).
+    /// At most `max` sessions; one with no request for `idle`, and none still answering, is
+    /// closed by [`SessionLimit::close_idle`] (and its upstream stopped when the session's
+    /// server is dropped).
     pub(crate) fn new(max: usize, idle: Duration) -> Self {
         let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(idle);
+        // rmcp's own idle timeout counts a long tool call as idle and would end it; it stays
+        // only as a backstop, and `close_idle` does the reaping.
+        sessions.session_config.keep_alive = Some(idle.max(STUCK_SESSION_LIMIT));
         SessionLimit {
             sessions,
             max,
-            count: Mutex::default(),
+            idle,
+            count: Shared::default(),
         }
     }
 
@@ -80,12 +125,73 @@ impl SessionLimit {
 
     /// Whether a new session would be refused now.
     pub(crate) fn is_full(&self) -> bool {
-        self.count().total() >= self.max
+        lock(&self.count).total() >= self.max
     }
 
-    fn count(&self) -> std::sync::MutexGuard<'_, Count> {
-        // Counters only: a panic elsewhere cannot leave them half-updated.
-        self.count.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Closes idle sessions until `shutdown` fires, checking a few times per idle period.
+    pub(crate) async fn close_idle(self: Arc<Self>, shutdown: CancellationToken) {
+        let period = (self.idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        let mut ticker = tokio::time::interval(period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {}
+                () = shutdown.cancelled() => return,
+            }
+            let idle: Vec<SessionId> = lock(&self.count)
+                .open
+                .iter()
+                .filter(|(_, session)| {
+                    session.in_flight == 0 && session.last.elapsed() >= self.idle
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in idle {
+                tracing::info!(session = %id, idle_ms = self.idle.as_millis(), "closing an idle MCP session");
+                if let Err(error) = self.close_session(&id).await {
+                    tracing::debug!(%error, "closing an idle session failed");
+                }
+            }
+        }
+    }
+
+    /// Marks a request of session `id` as answering until `stream` ends or is dropped.
+    fn in_flight<S>(&self, id: &SessionId, stream: S) -> InFlight<S> {
+        let mut count = lock(&self.count);
+        if let Some(session) = count.open.get_mut(id) {
+            session.in_flight += 1;
+            session.last = Instant::now();
+        }
+        InFlight {
+            stream: Box::pin(stream),
+            id: id.clone(),
+            count: self.count.clone(),
+        }
+    }
+}
+
+/// A response stream that keeps its session from counting as idle while it is open.
+struct InFlight<S> {
+    stream: Pin<Box<S>>,
+    id: SessionId,
+    count: Shared,
+}
+
+impl<S: Stream> Stream for InFlight<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.stream.as_mut().poll_next(cx)
+    }
+}
+
+impl<S> Drop for InFlight<S> {
+    fn drop(&mut self) {
+        let mut count = lock(&self.count);
+        if let Some(session) = count.open.get_mut(&self.id) {
+            session.in_flight = session.in_flight.saturating_sub(1);
+            session.last = Instant::now();
+        }
     }
 }
 
@@ -96,17 +202,17 @@ impl SessionManager for SessionLimit {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         {
             // Reserve a place before creating, so concurrent `initialize`s cannot all pass.
-            let mut count = self.count();
+            let mut count = lock(&self.count);
             if count.total() >= self.max {
                 return Err(SessionLimitError::Full { max: self.max });
             }
             count.starting += 1;
         }
         let created = self.sessions.create_session().await;
-        let mut count = self.count();
+        let mut count = lock(&self.count);
         count.starting -= 1;
         let (id, transport) = created?;
-        count.open.insert(id.clone());
+        count.open.insert(id.clone(), Use::new());
         Ok((id, transport))
     }
 
@@ -126,7 +232,7 @@ impl SessionManager for SessionLimit {
     /// timeout, failed `initialize`, shutdown): the place is freed once, whichever comes first.
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.sessions.close_session(id).await;
-        self.count().open.remove(id);
+        lock(&self.count).open.remove(id);
         Ok(closed?)
     }
 
@@ -135,7 +241,8 @@ impl SessionManager for SessionLimit {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.sessions.create_stream(id, message).await?)
+        let stream = self.sessions.create_stream(id, message).await?;
+        Ok(self.in_flight(id, stream))
     }
 
     async fn accept_message(
@@ -143,6 +250,7 @@ impl SessionManager for SessionLimit {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        lock(&self.count).touch(id);
         Ok(self.sessions.accept_message(id, message).await?)
     }
 
@@ -150,6 +258,7 @@ impl SessionManager for SessionLimit {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        lock(&self.count).touch(id);
         Ok(self.sessions.create_standalone_stream(id).await?)
     }
 
@@ -158,6 +267,7 @@ impl SessionManager for SessionLimit {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        lock(&self.count).touch(id);
         Ok(self.sessions.resume(id, last_event_id).await?)
     }
 }
@@ -182,5 +292,48 @@ mod tests {
         assert!(!limit.is_full());
         let (_third, _third_transport) = limit.create_session().await.expect("a freed place");
         assert!(limit.is_full());
+    }
+
+    /// A response stream that never yields, standing for a tool call still running.
+    struct Running;
+
+    impl Stream for Running {
+        type Item = ();
+
+        fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<()>> {
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_sessions_close_but_one_with_a_request_in_flight_stays_until_it_ends() {
+        let limit = Arc::new(SessionLimit::new(4, Duration::from_secs(1)));
+        let (busy, _busy_transport) = limit.create_session().await.expect("busy");
+        let (quiet, _quiet_transport) = limit.create_session().await.expect("quiet");
+        let call = limit.in_flight(&busy, Running);
+        let shutdown = CancellationToken::new();
+        let reaper = tokio::spawn(limit.clone().close_idle(shutdown.clone()));
+
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(
+            !limit.has_session(&quiet).await.expect("known"),
+            "idle: closed"
+        );
+        assert!(
+            limit.has_session(&busy).await.expect("known"),
+            "in flight: kept"
+        );
+
+        drop(call);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            limit.has_session(&busy).await.expect("known"),
+            "just answered"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(!limit.has_session(&busy).await.expect("known"), "then idle");
+        assert!(!limit.is_full());
+        shutdown.cancel();
+        reaper.await.expect("reaper ends");
     }
 }
