@@ -14,19 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("CONDENSE_TEST_PYTHON") {
-        Some(python) => Some(PathBuf::from(python)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but CONDENSE_TEST_PYTHON is not: run scripts/mcp/install.sh"
-            );
-            eprintln!("skipping: run `eval \"$(scripts/mcp/install.sh)\"` to test the MCP proxy");
-            None
-        }
-    }
-}
+use super::mcp_faults::{python, script};
 
 /// A scratch directory with the config and the upstream's spawn log.
 struct Scratch(PathBuf);
@@ -152,10 +140,7 @@ impl Drop for Proxy {
 fn upstream(python: &Path, scratch: &Scratch) -> Vec<String> {
     vec![
         python.display().to_string(),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/mcp/faulty_server.py")
-            .display()
-            .to_string(),
+        script("faulty_server.py"),
         "healthy".to_owned(),
         "--spawn-log".to_owned(),
         scratch.path("spawns").display().to_string(),
@@ -258,6 +243,27 @@ fn an_initialize_beyond_max_sessions_gets_503_naming_the_key_and_starts_nothing(
     assert_eq!(scratch.wait_running(2, Duration::from_secs(10)), 2);
     assert_eq!(proxy.initialize("").status, 200);
     assert_eq!(scratch.wait_running(3, Duration::from_secs(10)), 3);
+}
+
+#[test]
+fn a_burst_of_initializes_opens_exactly_max_sessions_and_refuses_the_rest_with_503() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("burst");
+    let proxy = Proxy::start(&python, &scratch, "[proxy]\nmax_sessions = 4\n", &[]);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..12)
+            .map(|_| scope.spawn(|| proxy.initialize("").status))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("thread"))
+            .collect()
+    });
+    let opened = statuses.iter().filter(|status| **status == 200).count();
+    let refused = statuses.iter().filter(|status| **status == 503).count();
+    assert_eq!((opened, refused), (4, 8), "{statuses:?}");
+    assert_eq!(scratch.wait_running(4, Duration::from_secs(10)), 4);
+    assert_eq!(scratch.started().len(), 4);
 }
 
 #[test]

@@ -108,15 +108,16 @@ pub(crate) async fn serve(
             hyper::service::service_fn(move |request: Request<Incoming>| {
                 first_request.arrived();
                 let mut mcp = mcp.clone();
-                let refusal = refusal(&request, &access, &sessions, &upstream_label);
+                let admitted = admit(&request, &access, &sessions, &upstream_label);
                 async move {
-                    match refusal {
-                        Some(response) => Ok::<_, Infallible>(response),
-                        None => {
-                            mcp.call(request.map(|body| TimedBody::new(body, read_timeout)))
-                                .await
+                    let request = request.map(|body| TimedBody::new(body, read_timeout));
+                    Ok::<_, Infallible>(match admitted {
+                        Admitted::No(response) => response,
+                        Admitted::Yes => mcp.call(request).await?,
+                        Admitted::WithPlace(place) => {
+                            SessionLimit::holding(place, mcp.call(request)).await?
                         }
-                    }
+                    })
                 }
             })
         };
@@ -163,32 +164,46 @@ fn server_config(
         .enforce_origin_validation()
 }
 
-/// The answer the proxy gives itself, before rmcp sees the request: health, a missing token,
-/// or a new session over the cap.
-fn refusal(
+/// Whether rmcp gets the request, and with what.
+enum Admitted {
+    /// No: the proxy answers itself.
+    No(HttpResponse),
+    /// Yes, within an existing session (or none).
+    Yes,
+    /// Yes, with a place under the session cap for the session it may open.
+    WithPlace(sessions::Place),
+}
+
+/// Answers health, a missing token, and a new session over the cap before rmcp sees the
+/// request.
+fn admit(
     request: &Request<Incoming>,
     access: &Access,
     sessions: &SessionLimit,
     upstream_label: &str,
-) -> Option<HttpResponse> {
+) -> Admitted {
     if request.uri().path() == HEALTH_PATH {
-        return Some(health(upstream_label));
+        return Admitted::No(health(upstream_label));
     }
     if !access.admits(request.headers()) {
-        return Some(access::unauthorized());
+        return Admitted::No(access::unauthorized());
     }
-    // A POST without a session starts one (an `initialize`). Refusing it here gives the client
-    // a 503 with the reason; the cap itself is kept by `SessionLimit`, also under a race.
+    // A POST without a session may start one (an `initialize`).
     let opens_session =
         request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
-    if opens_session && sessions.is_full() {
-        tracing::warn!(
-            max_sessions = sessions.max(),
-            "refused a new MCP session: the session limit is reached"
-        );
-        return Some(sessions_full(sessions.max()));
+    if !opens_session {
+        return Admitted::Yes;
     }
-    None
+    match sessions.reserve() {
+        Some(place) => Admitted::WithPlace(place),
+        None => {
+            tracing::warn!(
+                max_sessions = sessions.max(),
+                "refused a new MCP session: the session limit is reached"
+            );
+            Admitted::No(sessions_full(sessions.max()))
+        }
+    }
 }
 
 /// A JSON-RPC error in a 503: the client's `initialize` fails with a message it can show.

@@ -7,7 +7,9 @@
 //! the idle ones: a session is idle when no request came for the idle period and none is still
 //! being answered, so a long tool call is never cut off for being quiet.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -123,9 +125,23 @@ impl SessionLimit {
         self.max
     }
 
-    /// Whether a new session would be refused now.
-    pub(crate) fn is_full(&self) -> bool {
-        lock(&self.count).total() >= self.max
+    /// Holds a place for a session about to be created; `None` at the cap.
+    pub(crate) fn reserve(&self) -> Option<Place> {
+        let mut count = lock(&self.count);
+        if count.total() >= self.max {
+            return None;
+        }
+        count.starting += 1;
+        Some(Place {
+            count: Some(self.count.clone()),
+        })
+    }
+
+    /// Runs `serve` (rmcp answering one request) with `place` for the session it may create:
+    /// the place checked at the HTTP front is the one used, so a refusal is always the front's
+    /// clear 503, also when many `initialize`s race. An unused place is given back.
+    pub(crate) async fn holding<F: Future>(place: Place, serve: F) -> F::Output {
+        RESERVED.scope(Cell::new(Some(place)), serve).await
     }
 
     /// Closes idle sessions until `shutdown` fires, checking a few times per idle period.
@@ -170,6 +186,37 @@ impl SessionLimit {
     }
 }
 
+tokio::task_local! {
+    /// The place reserved for the request this task serves; rmcp creates the session inside the
+    /// request's own future, so it is found there.
+    static RESERVED: Cell<Option<Place>>;
+}
+
+/// A place under the cap, held until a session takes it or it is dropped.
+#[derive(Debug)]
+pub(crate) struct Place {
+    count: Option<Shared>,
+}
+
+impl Place {
+    /// Turns the reservation into the open session `id`.
+    fn open(mut self, id: SessionId) {
+        if let Some(count) = self.count.take() {
+            let mut count = lock(&count);
+            count.starting -= 1;
+            count.open.insert(id, Use::new());
+        }
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if let Some(count) = self.count.take() {
+            lock(&count).starting -= 1;
+        }
+    }
+}
+
 /// A response stream that keeps its session from counting as idle while it is open.
 struct InFlight<S> {
     stream: Pin<Box<S>>,
@@ -199,20 +246,17 @@ impl SessionManager for SessionLimit {
     type Error = SessionLimitError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
+    /// Takes the place the HTTP front reserved for this request ([`SessionLimit::holding`]),
+    /// or reserves one: concurrent `initialize`s cannot all pass.
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        {
-            // Reserve a place before creating, so concurrent `initialize`s cannot all pass.
-            let mut count = lock(&self.count);
-            if count.total() >= self.max {
-                return Err(SessionLimitError::Full { max: self.max });
-            }
-            count.starting += 1;
-        }
-        let created = self.sessions.create_session().await;
-        let mut count = lock(&self.count);
-        count.starting -= 1;
-        let (id, transport) = created?;
-        count.open.insert(id.clone(), Use::new());
+        let place = match RESERVED.try_with(Cell::take).ok().flatten() {
+            Some(place) => place,
+            None => self
+                .reserve()
+                .ok_or(SessionLimitError::Full { max: self.max })?,
+        };
+        let (id, transport) = self.sessions.create_session().await?;
+        place.open(id.clone());
         Ok((id, transport))
     }
 
@@ -281,7 +325,7 @@ mod tests {
         let limit = SessionLimit::new(2, Duration::from_secs(60));
         let (first, _first_transport) = limit.create_session().await.expect("first");
         let (_second, _second_transport) = limit.create_session().await.expect("second");
-        assert!(limit.is_full());
+        assert!(limit.reserve().is_none(), "full");
         let refused = limit.create_session().await.err().expect("over the cap");
         let message = refused.to_string();
         assert!(message.contains("[proxy] max_sessions = 2"), "{message}");
@@ -289,9 +333,11 @@ mod tests {
         limit.close_session(&first).await.expect("closed");
         // A second close (rmcp's own, after the client's DELETE) frees nothing more.
         let _ = limit.close_session(&first).await;
-        assert!(!limit.is_full());
-        let (_third, _third_transport) = limit.create_session().await.expect("a freed place");
-        assert!(limit.is_full());
+        let place = limit.reserve().expect("a freed place");
+        let (_third, _third_transport) = SessionLimit::holding(place, limit.create_session())
+            .await
+            .expect("created in the reserved place");
+        assert!(limit.reserve().is_none(), "full again");
     }
 
     /// A response stream that never yields, standing for a tool call still running.
@@ -332,8 +378,17 @@ mod tests {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert!(!limit.has_session(&busy).await.expect("known"), "then idle");
-        assert!(!limit.is_full());
+        assert!(limit.reserve().is_some());
         shutdown.cancel();
         reaper.await.expect("reaper ends");
+    }
+
+    #[tokio::test]
+    async fn an_unused_place_is_given_back() {
+        let limit = SessionLimit::new(1, Duration::from_secs(60));
+        let place = limit.reserve().expect("a place");
+        assert!(limit.reserve().is_none());
+        SessionLimit::holding(place, async {}).await;
+        assert!(limit.reserve().is_some(), "given back");
     }
 }
