@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use super::mcp_faults::{python, script};
 
+/// A client's `initialize`, in a protocol version that opens a session.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"1"}}}"#;
+
 /// A scratch directory with the config and the upstream's spawn log.
 struct Scratch(PathBuf);
 
@@ -111,8 +114,7 @@ impl Proxy {
     /// POSTs an `initialize` with `headers`; then, when a session was opened, the
     /// `initialized` notification.
     fn initialize(&self, headers: &str) -> Reply {
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"1"}}}"#;
-        let reply = post(&self.addr, headers, body);
+        let reply = post(&self.addr, headers, INITIALIZE);
         if let Some(session) = reply.session() {
             let headers = format!("{headers}Mcp-Session-Id: {session}\r\n");
             let body = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -170,8 +172,8 @@ impl Reply {
     }
 }
 
-/// Sends `start` (request line and headers, each ending in CRLF), `Host`, `Connection: close`
-/// and `body`; status 0 when the connection failed.
+/// Sends `start` (request line and headers, each ending in CRLF), `Host` (unless `start` has
+/// one), `Connection: close` and `body`; status 0 when the connection failed.
 fn request(addr: &str, start: &str, body: &str) -> Reply {
     let failed = Reply {
         status: 0,
@@ -182,8 +184,13 @@ fn request(addr: &str, start: &str, body: &str) -> Reply {
         return failed;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let host = if start.contains("\r\nHost: ") {
+        String::new()
+    } else {
+        format!("Host: {addr}\r\n")
+    };
     let message = format!(
-        "{start}Host: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{start}{host}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if stream.write_all(message.as_bytes()).is_err() {
@@ -318,6 +325,14 @@ fn a_foreign_origin_gets_403_and_no_session_while_local_and_absent_origins_pass(
         assert_eq!(refused.status, 403, "{foreign}: {refused:?}");
         assert!(refused.session().is_none());
     }
+    // Without a token, a rebound DNS name is refused by its `Host` too.
+    let rebound = request(
+        &proxy.addr,
+        "POST /mcp HTTP/1.1\r\nHost: evil.example:8080\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n",
+        INITIALIZE,
+    );
+    assert_eq!(rebound.status, 403, "{rebound:?}");
     assert!(scratch.started().is_empty(), "no upstream started");
     for accepted in [
         "",
@@ -359,6 +374,16 @@ fn with_a_token_every_mcp_request_needs_it_and_health_does_not() {
     let headers = format!("Authorization: Bearer {token}\r\n");
     let reply = proxy.initialize(&headers);
     assert_eq!(reply.status, 200, "{reply:?}");
+    // With a token, a client may name the machine as it likes (a DNS name, a LAN address).
+    let by_name = request(
+        &proxy.addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: condense.example:8080\r\n{headers}\
+             Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+        ),
+        INITIALIZE,
+    );
+    assert_eq!(by_name.status, 200, "{by_name:?}");
     let session = reply.session().expect("session");
     let without = post(
         &proxy.addr,

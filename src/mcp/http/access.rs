@@ -76,6 +76,11 @@ impl Access {
         Ok(Access { token })
     }
 
+    /// Whether requests must carry a token.
+    pub(crate) fn requires_token(&self) -> bool {
+        self.token.is_some()
+    }
+
     /// Whether the request carries the token (always, when none is configured); a request
     /// without it gets [`unauthorized`].
     pub(crate) fn admits(&self, headers: &HeaderMap) -> bool {

@@ -77,7 +77,7 @@ pub(crate) async fn serve(
     let mcp = StreamableHttpService::new(
         move || Ok(ProxyServer::new(shared.clone())),
         sessions.clone(),
-        server_config(local, &settings, &shutdown),
+        server_config(local, &settings, access.requires_token(), &shutdown),
     );
     tracing::info!(
         %local,
@@ -149,6 +149,7 @@ pub(crate) async fn serve(
 fn server_config(
     local: SocketAddr,
     settings: &ProxyConfig,
+    token_required: bool,
     shutdown: &CancellationToken,
 ) -> StreamableHttpServerConfig {
     let mut config = StreamableHttpServerConfig::default();
@@ -158,10 +159,18 @@ fn server_config(
     let mut allowed_hosts = config.allowed_hosts.clone();
     allowed_hosts.push(local.ip().to_string());
     allowed_hosts.push(local.to_string());
-    config
+    let config = config
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(access::allowed_origins(settings))
-        .enforce_origin_validation()
+        .enforce_origin_validation();
+    // The Host check keeps a rebound DNS name from reaching an open proxy; with a token, the
+    // page behind such a name has no token to send (and its `Origin` is refused anyway), while
+    // the check would turn away clients that name the machine (`0.0.0.0`, a DNS name).
+    if token_required {
+        config.disable_allowed_hosts()
+    } else {
+        config
+    }
 }
 
 /// Whether rmcp gets the request, and with what.
