@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// The interpreter with the MCP SDK; it also runs the (standard-library only) faulty server.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     match std::env::var_os("CONDENSE_TEST_PYTHON") {
         Some(python) => Some(PathBuf::from(python)),
         None => {
@@ -29,7 +29,7 @@ fn python() -> Option<PathBuf> {
     }
 }
 
-fn script(name: &str) -> String {
+pub(crate) fn script(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp")
         .join(name)

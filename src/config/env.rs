@@ -114,6 +114,14 @@ fn typed_env_value(raw: &str, key_schema: &Value) -> Option<Value> {
         Some("integer") => raw.parse::<u64>().ok().map(Value::from),
         Some("number") => raw.parse::<f64>().ok().map(Value::from),
         Some("boolean") => raw.parse::<bool>().ok().map(Value::from),
+        // A list in one variable: comma-separated, as in `PATH`-like settings.
+        Some("array") => Some(Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| Value::String(item.to_owned()))
+                .collect(),
+        )),
         _ => Some(Value::String(raw.to_owned())),
     }
 }

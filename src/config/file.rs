@@ -114,6 +114,12 @@ struct FileProxy {
     upstream_timeout_ms: Option<u64>,
     restart_backoff_initial_ms: Option<u64>,
     restart_backoff_max_ms: Option<u64>,
+    max_sessions: Option<usize>,
+    session_idle_timeout_ms: Option<u64>,
+    read_timeout_ms: Option<u64>,
+    allowed_origins: Option<Vec<String>>,
+    auth_token_env: Option<String>,
+    allow_unauthenticated: Option<bool>,
 }
 
 impl FileProxy {
@@ -133,6 +139,18 @@ impl FileProxy {
             restart_backoff_max: self
                 .restart_backoff_max_ms
                 .map_or(d.restart_backoff_max, Duration::from_millis),
+            max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
+            session_idle_timeout: self
+                .session_idle_timeout_ms
+                .map_or(d.session_idle_timeout, Duration::from_millis),
+            read_timeout: self
+                .read_timeout_ms
+                .map_or(d.read_timeout, Duration::from_millis),
+            allowed_origins: self.allowed_origins.unwrap_or(d.allowed_origins),
+            auth_token_env: self.auth_token_env.or(d.auth_token_env),
+            allow_unauthenticated: self
+                .allow_unauthenticated
+                .unwrap_or(d.allow_unauthenticated),
         };
         if proxy.restart_backoff_max < proxy.restart_backoff_initial {
             return Err(ConfigError::Invalid {

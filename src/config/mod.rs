@@ -339,6 +339,15 @@ pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100)
 /// The default longest delay between restarts of a crashing upstream server.
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
+/// The default number of client sessions an HTTP proxy serves at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 32;
+
+/// The default time after which an HTTP session with no traffic is closed, with its upstream.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The default time an HTTP client has to send a request's headers, and then its body.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// `[proxy]`: what only `condense proxy` reads: its query argument and how it handles a failing
 /// upstream server. Overridden by `CONDENSE_PROXY_<KEY>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -355,6 +364,26 @@ pub struct ProxyConfig {
     pub restart_backoff_initial: Duration,
     /// The longest delay between restarts. Default 30 s; never below the first delay.
     pub restart_backoff_max: Duration,
+    /// Over HTTP, the most client sessions served at once (each has its own upstream); an
+    /// `initialize` beyond it is refused. Default [`DEFAULT_MAX_SESSIONS`].
+    pub max_sessions: usize,
+    /// Over HTTP, how long a session may go without a request before it is closed and its
+    /// upstream stopped. Default [`DEFAULT_SESSION_IDLE_TIMEOUT`].
+    pub session_idle_timeout: Duration,
+    /// Over HTTP, how long a client has to send a request's headers (from connecting, or from
+    /// its previous request), and then its body. Default [`DEFAULT_READ_TIMEOUT`].
+    pub read_timeout: Duration,
+    /// Over HTTP, the browser origins accepted besides loopback ones (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*` and their `https` forms), e.g.
+    /// `"https://app.example.com"` or `"http://10.0.0.5:*"`. A request with another `Origin` is
+    /// refused; one without `Origin` is not browser traffic and passes. Default: none.
+    pub allowed_origins: Vec<String>,
+    /// Over HTTP, the environment variable holding the bearer token every MCP request must
+    /// carry (`Authorization: Bearer <token>`). Default: none (no token asked for).
+    pub auth_token_env: Option<String>,
+    /// Over HTTP, whether to serve a non-loopback address without a token. Default false: the
+    /// proxy refuses to start instead.
+    pub allow_unauthenticated: bool,
 }
 
 impl Default for ProxyConfig {
@@ -364,6 +393,12 @@ impl Default for ProxyConfig {
             upstream_timeout: None,
             restart_backoff_initial: DEFAULT_RESTART_BACKOFF_INITIAL,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            allowed_origins: Vec::new(),
+            auth_token_env: None,
+            allow_unauthenticated: false,
         }
     }
 }

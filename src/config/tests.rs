@@ -322,3 +322,70 @@ fn loading_a_fifo_fails_at_once_naming_the_file() {
     assert!(message.contains("a FIFO"), "{message}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn http_keys_are_typed_and_default_to_a_bounded_loopback_proxy() {
+    let defaults = ProxyConfig::default();
+    assert_eq!(defaults.max_sessions, 32);
+    assert_eq!(defaults.session_idle_timeout, Duration::from_secs(120));
+    assert_eq!(defaults.read_timeout, Duration::from_secs(10));
+    assert!(defaults.allowed_origins.is_empty());
+    assert_eq!(defaults.auth_token_env, None);
+    assert!(!defaults.allow_unauthenticated);
+
+    let config = Config::from_toml_str(
+        r#"
+        [proxy]
+        max_sessions = 4
+        session_idle_timeout_ms = 1500
+        read_timeout_ms = 250
+        allowed_origins = ["https://app.example.com", "http://10.0.0.5:*"]
+        auth_token_env = "CONDENSE_TOKEN"
+        allow_unauthenticated = true
+        "#,
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(config.proxy.max_sessions, 4);
+    assert_eq!(
+        config.proxy.session_idle_timeout,
+        Duration::from_millis(1500)
+    );
+    assert_eq!(config.proxy.read_timeout, Duration::from_millis(250));
+    assert_eq!(
+        config.proxy.allowed_origins,
+        ["https://app.example.com", "http://10.0.0.5:*"]
+    );
+    assert_eq!(
+        config.proxy.auth_token_env.as_deref(),
+        Some("CONDENSE_TOKEN")
+    );
+    assert!(config.proxy.allow_unauthenticated);
+}
+
+#[test]
+fn allowed_origins_come_comma_separated_from_the_environment() {
+    let config = Config::from_toml_str_with_env(
+        "",
+        "t.toml",
+        [(
+            "CONDENSE_PROXY_ALLOWED_ORIGINS".to_owned(),
+            "https://a.example, http://b.example:8080".to_owned(),
+        )],
+    )
+    .unwrap();
+    assert_eq!(
+        config.proxy.allowed_origins,
+        ["https://a.example", "http://b.example:8080"]
+    );
+}
+
+#[test]
+fn an_origin_with_a_path_or_no_scheme_is_rejected_naming_the_key() {
+    for origin in ["app.example.com", "https://app.example.com/mcp"] {
+        let message = err(&format!("[proxy]\nallowed_origins = [\"{origin}\"]\n"));
+        assert!(message.contains("allowed_origins"), "{message}");
+    }
+    let message = err("[proxy]\nmax_sessions = 0\n");
+    assert!(message.contains("proxy.max_sessions"), "{message}");
+}

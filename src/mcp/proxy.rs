@@ -32,6 +32,9 @@ pub struct ProxyOptions {
     pub listen: Option<SocketAddr>,
     /// How often the configuration file is checked for changes. Default: 1 s.
     pub reload_interval: Duration,
+    /// Serve HTTP on a non-loopback address without a token (`[proxy] auth_token_env`), as
+    /// `[proxy] allow_unauthenticated` does. Default: false, the proxy refuses to start.
+    pub allow_unauthenticated: bool,
 }
 
 impl ProxyOptions {
@@ -42,6 +45,7 @@ impl ProxyOptions {
             config: None,
             listen: None,
             reload_interval: Duration::from_secs(1),
+            allow_unauthenticated: false,
         }
     }
 
@@ -56,6 +60,13 @@ impl ProxyOptions {
     #[must_use]
     pub fn with_listen(mut self, addr: SocketAddr) -> Self {
         self.listen = Some(addr);
+        self
+    }
+
+    /// Serves a non-loopback address even without a token; a warning is logged.
+    #[must_use]
+    pub fn with_allow_unauthenticated(mut self, allow: bool) -> Self {
+        self.allow_unauthenticated = allow;
         self
     }
 
@@ -96,7 +107,7 @@ pub async fn serve_http(
     shutdown: CancellationToken,
 ) -> Result<(), ProxyError> {
     let shared = shared(&options, &shutdown)?;
-    http::serve(listener, shared, shutdown).await
+    http::serve(listener, shared, options.allow_unauthenticated, shutdown).await
 }
 
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {

@@ -12,6 +12,7 @@ use condense::mcp::{ProxyOptions, UpstreamSpec};
 /// Examples:
 ///   condense proxy -- npx -y @modelcontextprotocol/server-filesystem /data
 ///   condense proxy --listen 127.0.0.1:8080 --upstream-url http://127.0.0.1:3001/mcp
+///   CONDENSE_PROXY_AUTH_TOKEN_ENV=MCP_TOKEN MCP_TOKEN=… condense proxy --listen 0.0.0.0:8080 -- …
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct ProxyArgs {
@@ -23,6 +24,12 @@ pub(crate) struct ProxyArgs {
     /// instead of stdio.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+
+    /// With --listen on a non-loopback address, serve without a bearer token
+    /// ([proxy] auth_token_env); without this (or [proxy] allow_unauthenticated) the proxy
+    /// refuses to start there.
+    #[arg(long, requires = "listen")]
+    allow_unauthenticated: bool,
 
     /// The upstream MCP server's streamable-HTTP URL, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -47,6 +54,7 @@ pub(crate) async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     if let Some(listen) = args.listen {
         options = options.with_listen(listen);
     }
+    options = options.with_allow_unauthenticated(args.allow_unauthenticated);
     condense::mcp::run(options).await?;
     Ok(())
 }
