@@ -17,6 +17,7 @@ mod mapreduce;
 mod mcp;
 mod mcp_client;
 mod mcp_faults;
+mod mcp_limits;
 mod mcp_load;
 mod security;
 mod tokens;

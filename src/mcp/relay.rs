@@ -95,8 +95,3 @@ pub(crate) async fn relay_request<R: ServiceRole>(
         }
     }
 }
-
-/// An MCP error for the client from a failure to reach the other side.
-pub(crate) fn service_error(error: ServiceError) -> McpError {
-    RelayError::from(error).into_mcp()
-}
