@@ -298,3 +298,99 @@ where
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+    use tokio::io::{AsyncReadExt, DuplexStream, duplex};
+
+    /// A transport reading what the test writes to the returned stream, and writing to the
+    /// other returned stream.
+    fn transport(
+        max_line: usize,
+    ) -> (
+        StdioTransport<DuplexStream, DuplexStream>,
+        DuplexStream,
+        DuplexStream,
+    ) {
+        let (upstream_out, read) = duplex(1 << 16);
+        let (write, upstream_in) = duplex(1 << 16);
+        (
+            StdioTransport::new(read, write, max_line),
+            upstream_out,
+            upstream_in,
+        )
+    }
+
+    fn error_for(message: Option<RxJsonRpcMessage<RoleClient>>) -> (RequestId, String) {
+        match message {
+            Some(JsonRpcMessage::Error(error)) => {
+                (error.id.expect("an id"), error.error.message.into())
+            }
+            other => panic!("expected an error answer, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_answers_its_request_with_the_limit_and_frees_its_buffer() {
+        let (mut transport, mut upstream, _stdin) = transport(MIN_LINE_BYTES);
+        let text = "x".repeat(MIN_LINE_BYTES);
+        let writer = tokio::spawn(async move {
+            let line = format!(
+                "{{\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}},\"jsonrpc\":\"2.0\",\"id\":7}}\n"
+            );
+            upstream.write_all(line.as_bytes()).await.expect("write");
+            upstream
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}\n")
+                .await
+                .expect("write");
+            upstream
+        });
+        let (id, message) = error_for(transport.receive().await);
+        assert_eq!(id, NumberOrString::Number(7));
+        assert!(
+            message.contains("16.0 MiB") && message.contains("[limits] max_input_bytes"),
+            "{message}"
+        );
+        assert!(transport.line.capacity() <= KEPT_BUFFER_BYTES);
+        // The next message is read as usual.
+        assert!(matches!(
+            transport.receive().await,
+            Some(JsonRpcMessage::Response(response)) if response.id == NumberOrString::Number(8)
+        ));
+        drop(writer.await);
+    }
+
+    #[tokio::test]
+    async fn a_line_too_deep_answers_its_request_with_the_depth() {
+        let (mut transport, mut upstream, _stdin) = transport(MIN_LINE_BYTES);
+        let nested = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[],\"structuredContent\":{{\"a\":{nested}}}}},\"id\":\"q\"}}\n"
+        );
+        upstream.write_all(line.as_bytes()).await.expect("write");
+        let (id, message) = error_for(transport.receive().await);
+        assert_eq!(id, NumberOrString::String("q".into()));
+        assert!(message.contains("nested 203 levels deep"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_request_from_the_upstream_is_refused_upstream_and_garbage_skipped() {
+        let (mut transport, mut upstream, mut stdin) = transport(MIN_LINE_BYTES);
+        upstream
+            .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"sampling/createMessage\",\"params\":7}\n\n{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n")
+            .await
+            .expect("write");
+        assert!(matches!(
+            transport.receive().await,
+            Some(JsonRpcMessage::Response(response)) if response.id == NumberOrString::Number(5)
+        ));
+        let mut answer = vec![0; 4096];
+        let read = stdin.read(&mut answer).await.expect("the refusal");
+        let answer: serde_json::Value =
+            serde_json::from_slice(&answer[..read]).expect("one JSON line");
+        assert_eq!(answer["id"], 4);
+        assert_eq!(answer["error"]["code"], -32600);
+    }
+}
