@@ -78,6 +78,25 @@ fn results_over_the_line_limit_or_too_deep_fail_at_once_naming_the_limit() {
     assert_eq!(scratch.spawns(), 1, "no restart");
 }
 
+/// The default `upstream_timeout_ms` (120 s) must not cut a long call that shows it is alive.
+#[test]
+fn a_call_that_reports_progress_outlives_the_timeout_and_a_silent_one_does_not() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("progress-timeout");
+    let config = scratch.config("[proxy]\nupstream_timeout_ms = 700\n");
+    let upstream = faulty(&python, &scratch, "healthy", &[]);
+    let slow = |progress: bool| json!({"op": "call_tool", "name": "slow", "arguments": {"seconds": 2, "progress": progress}, "timeout": 30});
+    let steps = json!([slow(true), slow(false)]);
+    let report = client(&python, &steps, &stdio_proxy(&upstream, Some(&config)));
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(text_of(&steps[0]), "slept", "{}", steps[0]);
+    let error = error_of(&steps[1]);
+    assert!(
+        error.contains("did not answer tools/call within 700 ms"),
+        "{error}"
+    );
+}
+
 #[test]
 fn the_proxys_retrieve_tool_keeps_its_name_and_the_upstreams_is_renamed() {
     let Some(python) = python() else { return };

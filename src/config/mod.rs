@@ -348,8 +348,8 @@ pub struct ProxyConfig {
     /// The name of the query argument added to the listed tools' input schemas. Default
     /// [`DEFAULT_QUERY_ARGUMENT`].
     pub query_argument_name: String,
-    /// How long a request relayed to the upstream may take before it is cancelled upstream and
-    /// answered with a timeout error. Default [`DEFAULT_UPSTREAM_TIMEOUT`]; `None`
+    /// How long a request relayed to the upstream may go without an answer or a progress
+    /// update before it is cancelled upstream and answered with a timeout error. Default [`DEFAULT_UPSTREAM_TIMEOUT`]; `None`
     /// (`upstream_timeout_ms = 0`) waits as long as the client does.
     pub upstream_timeout: Option<Duration>,
     /// The first delay before a crashed upstream server is started again; it doubles with

@@ -14,7 +14,8 @@ MODE:
                          and before every answer; the answers themselves are good
   close-stdout           on a tools/call closes stdout and keeps running (a hung server)
 
-Tools: `echo` answers "echo: <text>"; `slow` sleeps `seconds` (default 30) and answers "slept";
+Tools: `echo` answers "echo: <text>"; `slow` sleeps `seconds` (default 30) and answers "slept"
+(with `progress: true`, reporting progress every 0.2 s meanwhile);
 `big` answers a log of `bytes` bytes (a text result); `deep` answers a structuredContent nested
 `depth` levels deep; `flood` sends `count` notifications/message (and as many
 notifications/progress when the call has a progress token) before it answers "flooded <count>".
@@ -136,7 +137,17 @@ def main():
         if name == "echo":
             result = text_result(f"echo: {arguments.get('text', '')}")
         elif name == "slow":
-            time.sleep(float(arguments.get("seconds", 30)))
+            seconds = float(arguments.get("seconds", 30))
+            token = (params.get("_meta") or {}).get("progressToken")
+            if arguments.get("progress") and token is not None:
+                # Reports progress every 0.2 s while it works.
+                steps = int(seconds / 0.2)
+                for step in range(steps):
+                    time.sleep(0.2)
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": step + 1, "total": steps}})
+            else:
+                time.sleep(seconds)
             result = text_result("slept")
         elif name == "big":
             result = text_result(log_text(int(arguments.get("bytes", 1 << 20))))
