@@ -214,7 +214,10 @@ async fn send_all(shared: Arc<Shared>, client: Peer<RoleServer>, stop: Cancellat
 /// Says, once the pressure is over, how many notifications were dropped or merged.
 fn report(queue: &mut Queue) {
     let (dropped, coalesced) = queue.take_counts();
-    if dropped > 0 || coalesced > 0 {
+    if dropped == 0 && coalesced > 0 {
+        // Merging loses nothing the client needs: the latest progress is what it shows.
+        tracing::debug!(coalesced, "progress updates merged into later ones");
+    } else if dropped > 0 {
         tracing::warn!(
             dropped,
             coalesced,
