@@ -29,7 +29,7 @@ pub(crate) fn python() -> Option<PathBuf> {
     }
 }
 
-fn script(name: &str) -> String {
+pub(crate) fn script(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp")
         .join(name)
@@ -135,7 +135,7 @@ pub(crate) fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<Stri
 }
 
 /// The client's target: `condense proxy ARGS` over stdio.
-fn stdio_proxy_with(args: &[String]) -> Vec<String> {
+pub(crate) fn stdio_proxy_with(args: &[String]) -> Vec<String> {
     let mut target = vec![
         "stdio".to_owned(),
         env!("CARGO_BIN_EXE_condense").to_owned(),

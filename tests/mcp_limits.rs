@@ -4,7 +4,8 @@
 //! `condense_retrieve` keeps its name when the upstream has a tool of the same name.
 //!
 //! The client is the official Python SDK (`tests/mcp/fault_client.py`) or, where the client
-//! must read slowly, a raw JSON-RPC client here; the upstream is `tests/mcp/faulty_server.py`.
+//! must read slowly, a raw JSON-RPC client here; the upstream is `tests/mcp/faulty_server.py`
+//! over stdio, or `tests/mcp/http_server.py` (the Python SDK) over streamable HTTP.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -12,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::mcp_faults::{Scratch, client, echo, error_of, faulty, python, stdio_proxy, text_of};
+use crate::mcp_faults::{
+    Scratch, client, echo, error_of, faulty, python, script, stdio_proxy, stdio_proxy_with, text_of,
+};
 
 /// A result just over rmcp's 16 MiB line limit once escaped, as in the report.
 const BIG_RESULT_BYTES: u64 = 17_000_000;
@@ -76,6 +79,73 @@ fn results_over_the_line_limit_or_too_deep_fail_at_once_naming_the_limit() {
     // The connection is intact: nothing was left half-read.
     assert_eq!(text_of(&steps[2]), "echo: after");
     assert_eq!(scratch.spawns(), 1, "no restart");
+}
+
+/// `tests/mcp/http_server.py` (the Python SDK over streamable HTTP) on a free port, killed when
+/// dropped.
+struct HttpUpstream {
+    process: std::process::Child,
+    url: String,
+}
+
+impl HttpUpstream {
+    fn start(python: &std::path::Path) -> Self {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            listener.local_addr().expect("addr").port()
+        };
+        let server = script("http_server.py");
+        let process = Command::new(python)
+            .arg(&server)
+            .arg(port.to_string())
+            .current_dir(std::path::Path::new(&server).parent().expect("tests/mcp"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the HTTP upstream did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpUpstream {
+            process,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpUpstream {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// Over streamable HTTP, rmcp's client drops an event over 16 MiB; the proxy reads events as
+/// large as stdio lines, so the 17 MB result is condensed there too. A too-deep one ends its
+/// call at once (rmcp closes the connection; the next call reconnects).
+#[test]
+fn an_http_upstreams_17_mb_result_is_condensed_and_a_too_deep_one_ends_at_once() {
+    let Some(python) = python() else { return };
+    let upstream = HttpUpstream::start(&python);
+    let steps = json!([
+        big(BIG_RESULT_BYTES),
+        {"op": "call_tool", "name": "deep", "arguments": {"depth": 200}, "timeout": 30},
+        {"op": "call_tool", "name": "echo", "arguments": {"text": "after"}}
+    ]);
+    let target = stdio_proxy_with(&["--upstream-url".to_owned(), upstream.url.clone()]);
+    let report = client(&python, &steps, &target);
+    let steps = report["steps"].as_array().expect("steps");
+    let condensed = text_of(&steps[0]);
+    assert!(condensed.starts_with("[condense:"), "{}", steps[0]);
+    assert!(elapsed_ms(&steps[0]) < 60_000, "{}", steps[0]);
+    error_of(&steps[1]);
+    assert!(elapsed_ms(&steps[1]) < 5_000, "{}", steps[1]);
+    assert_eq!(text_of(&steps[2]), "echo: after");
 }
 
 /// The default `upstream_timeout_ms` (120 s) must not cut a long call that shows it is alive.
