@@ -327,6 +327,50 @@ fn large_file_is_condensed_with_header_and_retrievable() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// Issue 15: a 17 MB log read through the real server-filesystem is one JSON-RPC line of about
+/// 34 MB (the text and its structured copy), over rmcp's 16 MiB limit. It comes back
+/// condensed within seconds instead of hanging.
+#[test]
+fn a_17_mb_file_read_through_server_filesystem_is_condensed() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("fs-17mb");
+    let log = root.join("service.log");
+    let mut text = String::with_capacity(17_100_000);
+    let mut number = 0u64;
+    while text.len() < 17_000_000 {
+        let line = if number % 4000 == 1234 {
+            format!(
+                "2026-02-03 04:05:06,{:03} ERROR [pool-{}] job {number} failed: checksum mismatch in segment {}\n",
+                number % 1000,
+                number % 16,
+                number % 97
+            )
+        } else {
+            format!(
+                "2026-02-03 04:05:06,{:03} INFO [pool-{}] job {number} finished in {} ms\n",
+                number % 1000,
+                number % 16,
+                number % 250
+            )
+        };
+        text.push_str(&line);
+        number += 1;
+    }
+    std::fs::write(&log, &text).expect("write the log");
+    let steps = json!([
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": log.display().to_string()}, "timeout": 90}
+    ]);
+    let started = Instant::now();
+    let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), None));
+    let elapsed = started.elapsed();
+    let step = &report["steps"][0];
+    let condensed = text_of(step);
+    assert!(condensed.starts_with("[condense:"), "{step}");
+    assert!(condensed.contains("checksum mismatch"), "{condensed}");
+    assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 #[test]
 fn http_mode_serves_health_and_mcp() {
     let Some(rig) = rig() else { return };

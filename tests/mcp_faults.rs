@@ -38,12 +38,12 @@ pub(crate) fn script(name: &str) -> String {
 }
 
 /// A scratch directory with the spawn and event logs the faulty server writes.
-struct Scratch {
+pub(crate) struct Scratch {
     dir: PathBuf,
 }
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("condense-mcp-faults-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -51,7 +51,7 @@ impl Scratch {
         Scratch { dir }
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.dir.join(name).display().to_string()
     }
 
@@ -64,11 +64,11 @@ impl Scratch {
     }
 
     /// How many times the faulty server started.
-    fn spawns(&self) -> usize {
+    pub(crate) fn spawns(&self) -> usize {
         self.lines("spawns").len()
     }
 
-    fn config(&self, text: &str) -> String {
+    pub(crate) fn config(&self, text: &str) -> String {
         let path = self.path("condense.toml");
         std::fs::write(&path, text).expect("write config");
         path
@@ -85,7 +85,7 @@ impl Drop for Scratch {
 const SECRET: &str = "s3cr3t-token-value";
 
 /// The faulty server's command line, with its logs in `scratch`.
-fn faulty(python: &Path, scratch: &Scratch, mode: &str, extra: &[&str]) -> Vec<String> {
+pub(crate) fn faulty(python: &Path, scratch: &Scratch, mode: &str, extra: &[&str]) -> Vec<String> {
     let mut command = vec![
         python.display().to_string(),
         script("faulty_server.py"),
@@ -111,7 +111,7 @@ fn label(python: &Path) -> String {
 }
 
 /// Runs `steps` with the Python client against `target` ("stdio" + command, or "http" + URL).
-fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
+pub(crate) fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
     let output = Command::new(python)
         .arg(script("fault_client.py"))
         .arg(steps.to_string())
@@ -124,7 +124,7 @@ fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
 }
 
 /// The client's target: `condense proxy` over stdio with `upstream` (a command after `--`).
-fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
+pub(crate) fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
     let mut args = Vec::new();
     if let Some(config) = config {
         args.extend(["--config".to_owned(), config.to_owned()]);
@@ -135,7 +135,7 @@ fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
 }
 
 /// The client's target: `condense proxy ARGS` over stdio.
-fn stdio_proxy_with(args: &[String]) -> Vec<String> {
+pub(crate) fn stdio_proxy_with(args: &[String]) -> Vec<String> {
     let mut target = vec![
         "stdio".to_owned(),
         env!("CARGO_BIN_EXE_condense").to_owned(),
@@ -211,7 +211,7 @@ impl Drop for HttpProxy {
     }
 }
 
-fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
         .into_iter()
@@ -221,14 +221,14 @@ fn text_of(result: &Value) -> String {
         .join("\n")
 }
 
-fn error_of(result: &Value) -> String {
+pub(crate) fn error_of(result: &Value) -> String {
     result["error"]
         .as_str()
         .unwrap_or_else(|| panic!("expected an error, got {result}"))
         .to_owned()
 }
 
-fn echo(text: &str) -> Value {
+pub(crate) fn echo(text: &str) -> Value {
     json!({"op": "call_tool", "name": "echo", "arguments": {"text": text}})
 }
 

@@ -18,6 +18,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_faults;
 mod mcp_http;
+mod mcp_limits;
 mod mcp_load;
 mod security;
 mod tokens;

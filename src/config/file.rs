@@ -129,10 +129,11 @@ impl FileProxy {
         let d = ProxyConfig::default();
         let proxy = ProxyConfig {
             query_argument_name: self.query_argument_name.unwrap_or(d.query_argument_name),
-            upstream_timeout: self
-                .upstream_timeout_ms
-                .filter(|millis| *millis > 0)
-                .map(Duration::from_millis),
+            upstream_timeout: match self.upstream_timeout_ms {
+                None => d.upstream_timeout,
+                Some(0) => None,
+                Some(millis) => Some(Duration::from_millis(millis)),
+            },
             restart_backoff_initial: self
                 .restart_backoff_initial_ms
                 .map_or(d.restart_backoff_initial, Duration::from_millis),

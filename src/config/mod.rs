@@ -333,6 +333,9 @@ impl Default for LimitsConfig {
 /// The default name of the argument each listed tool gains for the model's query.
 pub const DEFAULT_QUERY_ARGUMENT: &str = "condense_query";
 
+/// The default longest wait for the upstream's answer to one relayed request.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// The default first delay before restarting a crashed upstream server.
 pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
 
@@ -356,8 +359,9 @@ pub struct ProxyConfig {
     /// The name of the query argument added to the listed tools' input schemas. Default
     /// [`DEFAULT_QUERY_ARGUMENT`].
     pub query_argument_name: String,
-    /// How long a request relayed to the upstream may take before it is cancelled upstream and
-    /// answered with a timeout error. Default: none (`upstream_timeout_ms = 0`).
+    /// How long a request relayed to the upstream may go without an answer or a progress
+    /// update before it is cancelled upstream and answered with a timeout error. Default [`DEFAULT_UPSTREAM_TIMEOUT`]; `None`
+    /// (`upstream_timeout_ms = 0`) waits as long as the client does.
     pub upstream_timeout: Option<Duration>,
     /// The first delay before a crashed upstream server is started again; it doubles with
     /// every failure in a row. Default 100 ms.
@@ -390,7 +394,7 @@ impl Default for ProxyConfig {
     fn default() -> Self {
         ProxyConfig {
             query_argument_name: DEFAULT_QUERY_ARGUMENT.to_owned(),
-            upstream_timeout: None,
+            upstream_timeout: Some(DEFAULT_UPSTREAM_TIMEOUT),
             restart_backoff_initial: DEFAULT_RESTART_BACKOFF_INITIAL,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
             max_sessions: DEFAULT_MAX_SESSIONS,

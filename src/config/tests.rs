@@ -185,11 +185,17 @@ fn proxy_keys_are_typed_in_the_one_config() {
 }
 
 #[test]
-fn proxy_keys_default_to_no_timeout_and_100_ms_doubling_to_30_s() {
-    let config = Config::from_toml_str("[proxy]\nupstream_timeout_ms = 0\n", "t.toml").unwrap();
+fn proxy_keys_default_to_a_120_s_timeout_and_100_ms_doubling_to_30_s() {
+    let config = Config::from_toml_str("[proxy]\n", "t.toml").unwrap();
     assert_eq!(config.proxy, ProxyConfig::default());
     assert_eq!(config.proxy.query_argument_name, DEFAULT_QUERY_ARGUMENT);
-    assert_eq!(config.proxy.upstream_timeout, None);
+    // Issue 15: a finite default, so that no relayed request can wait forever.
+    assert_eq!(
+        config.proxy.upstream_timeout,
+        Some(Duration::from_secs(120))
+    );
+    let no_timeout = Config::from_toml_str("[proxy]\nupstream_timeout_ms = 0\n", "t.toml").unwrap();
+    assert_eq!(no_timeout.proxy.upstream_timeout, None);
     assert_eq!(
         config.proxy.restart_backoff_initial,
         Duration::from_millis(100)

@@ -61,7 +61,8 @@ impl From<ServiceError> for RelayError {
 }
 
 /// Sends `request` to `peer` with the original request's `_meta`, routes its progress back,
-/// cancels it when `cancelled` fires, and, after `timeout`, cancels it on the peer's side.
+/// cancels it when `cancelled` fires, and, after `timeout` without an answer or a progress
+/// update, cancels it on the peer's side.
 pub(crate) async fn relay_request<R: ServiceRole>(
     peer: &Peer<R>,
     request: R::Req,
@@ -77,6 +78,8 @@ pub(crate) async fn relay_request<R: ServiceRole>(
     let mut options = PeerRequestOptions::no_options().with_meta(meta);
     // rmcp sends `notifications/cancelled` to the peer when the timeout fires.
     options.timeout = timeout;
+    // A long request that reports progress is alive: each update starts the timeout again.
+    options.reset_timeout_on_progress = timeout.is_some();
     let handle = peer.send_request_with_option(request, options).await?;
     let _route =
         original_token.map(|original| progress.route(handle.progress_token.clone(), original));
@@ -94,9 +97,4 @@ pub(crate) async fn relay_request<R: ServiceRole>(
             Err(RelayError::Cancelled)
         }
     }
-}
-
-/// An MCP error for the client from a failure to reach the other side.
-pub(crate) fn service_error(error: ServiceError) -> McpError {
-    RelayError::from(error).into_mcp()
 }

@@ -70,8 +70,9 @@ struct Session {
     output_schemas: Mutex<HashMap<String, Arc<JsonObject>>>,
     /// Tools whose own input schema already has an argument named like the query argument.
     own_query_argument: Mutex<HashSet<String>>,
-    /// Every tool name the upstream listed: an upstream tool shadows an added one.
-    upstream_tools: Mutex<HashSet<String>>,
+    /// Upstream tools listed under another name because an added tool has theirs: listed
+    /// name → the upstream's name. The added tool keeps its name for the whole session.
+    renamed: Mutex<HashMap<String, String>>,
 }
 
 impl Session {
@@ -82,7 +83,7 @@ impl Session {
             progress_down: ProgressRoutes::default(),
             output_schemas: Mutex::default(),
             own_query_argument: Mutex::default(),
-            upstream_tools: Mutex::default(),
+            renamed: Mutex::default(),
         }
     }
 }
@@ -208,6 +209,14 @@ impl ProxyServer {
         }
     }
 
+    /// The upstream's name of a tool listed as `listed`: different when an added tool has it.
+    fn upstream_name(&self, listed: &str) -> String {
+        lock(&self.session.renamed)
+            .get(listed)
+            .cloned()
+            .unwrap_or_else(|| listed.to_owned())
+    }
+
     fn upstream_has_tools(&self) -> bool {
         self.upstream_info()
             .is_some_and(|info| info.capabilities.tools.is_some())
@@ -269,19 +278,17 @@ impl ServerHandler for ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        let loaded = self.loaded();
         let handler = UpstreamHandler::new(
             context.peer.clone(),
             self.session.progress_up.clone(),
             self.session.progress_down.clone(),
+            loaded.engine.config().limits.max_input_bytes,
         );
         if let Err(failure) = self
             .session
             .upstream
-            .start(
-                request.clone(),
-                handler,
-                &self.loaded().engine.config().proxy,
-            )
+            .start(request.clone(), handler, &loaded.engine.config().proxy)
             .await
         {
             tracing::error!(%failure, "the upstream MCP server is not available");
@@ -412,12 +419,19 @@ impl ServerHandler for ProxyServer {
         let loaded = self.loaded();
         let config = loaded.engine.config();
         let query_name = config.proxy.query_argument_name.as_str();
-        let mut added_names: Vec<&str> = ADDED_TOOLS.to_vec();
+        let listed: HashSet<String> = result.tools.iter().map(|t| t.name.to_string()).collect();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
-            // An upstream tool of the same name as an added one wins: the added one is not listed.
-            added_names.retain(|added| *added != name);
-            lock(&self.session.upstream_tools).insert(name.clone());
+            if ADDED_TOOLS.contains(&name.as_str()) {
+                let listed_as = tools::collision_free_name(&name, |n| listed.contains(n));
+                if lock(&self.session.renamed)
+                    .insert(listed_as.clone(), name.clone())
+                    .is_none()
+                {
+                    tracing::warn!(tool = %name, listed_as = %listed_as, "the upstream MCP server has a tool named like one the proxy adds: the proxy's keeps the name, the upstream's is listed as {listed_as}");
+                }
+                tool.name = listed_as.into();
+            }
             let rule = config.rule_for(&name);
             if let Some(schema) = &tool.output_schema {
                 lock(&self.session.output_schemas).insert(name.clone(), schema.clone());
@@ -433,11 +447,7 @@ impl ServerHandler for ProxyServer {
             }
         }
         if first_page {
-            result.tools.extend(
-                tools::added_tools()
-                    .into_iter()
-                    .filter(|tool| added_names.contains(&tool.name.as_ref())),
-            );
+            result.tools.extend(tools::added_tools());
         }
         Ok(result)
     }
@@ -447,11 +457,12 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.as_ref();
-        let shadowed = lock(&self.session.upstream_tools).contains(name);
-        if ADDED_TOOLS.contains(&name) && !shadowed {
+        // The added tools answer to their names whatever the upstream lists (issue 15).
+        if ADDED_TOOLS.contains(&request.name.as_ref()) {
             return self.call_added_tool(request, &context).await;
         }
+        let mut request = request;
+        request.name = self.upstream_name(&request.name).into();
         self.call_upstream_tool(request, &context, None, None).await
     }
 

@@ -25,6 +25,16 @@ pub(crate) const ADDED_TOOLS: [&str; 4] = [
     RETRIEVE,
 ];
 
+/// The name an upstream tool named like an added one is listed under: its name with
+/// `_upstream` appended (again, while `taken` says another tool has that name).
+pub(crate) fn collision_free_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut listed_as = format!("{name}_upstream");
+    while taken(&listed_as) || ADDED_TOOLS.contains(&listed_as.as_str()) {
+        listed_as.push_str("_upstream");
+    }
+    listed_as
+}
+
 /// Adds the optional query argument `name` to a tool's input schema.
 ///
 /// Returns `false` and leaves the schema alone when the tool already has an argument of that
@@ -302,5 +312,17 @@ mod tests {
             parse_args::<RetrieveArgs>(RETRIEVE, json!({"ref": "a", "x": 1}).as_object().cloned())
                 .expect_err("unknown field");
         assert!(error.contains("condense_retrieve"), "{error}");
+    }
+
+    #[test]
+    fn a_colliding_upstream_tool_gets_a_free_name() {
+        assert_eq!(
+            collision_free_name(RETRIEVE, |_| false),
+            "condense_retrieve_upstream"
+        );
+        assert_eq!(
+            collision_free_name(SUMMARIZE, |name| name == "summarize_upstream"),
+            "summarize_upstream_upstream"
+        );
     }
 }

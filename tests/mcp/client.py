@@ -4,7 +4,8 @@ Usage:
   client.py STEPS_JSON stdio COMMAND [ARGS...]
   client.py STEPS_JSON http URL
 
-STEPS_JSON is a JSON list of steps, each {"op": ..., ...}. The output is one JSON object:
+STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
+(seconds) to fail instead of waiting forever. The output is one JSON object:
 {"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...]}, where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
 """
@@ -13,6 +14,7 @@ import asyncio
 import json
 import sys
 from contextlib import AsyncExitStack
+from datetime import timedelta
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -84,8 +86,12 @@ async def run_into(report, steps, mode, target):
                     async def on_progress(value, total, message, name=step["name"]):
                         progress.append({"tool": name, "progress": value, "total": total})
 
+                    timeout = step.get("timeout")
                     result = await session.call_tool(
-                        step["name"], step.get("arguments", {}), progress_callback=on_progress
+                        step["name"],
+                        step.get("arguments", {}),
+                        read_timeout_seconds=timedelta(seconds=timeout) if timeout else None,
+                        progress_callback=on_progress,
                     )
                 elif op == "list_resources":
                     result = await session.list_resources()

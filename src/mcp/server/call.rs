@@ -94,7 +94,7 @@ impl ProxyServer {
                 if ADDED_TOOLS.contains(&args.tool.as_str()) {
                     return Ok(tool_error(format!("{} cannot call {}", name, args.tool)));
                 }
-                let mut inner = CallToolRequestParams::new(args.tool);
+                let mut inner = CallToolRequestParams::new(self.upstream_name(&args.tool));
                 inner.arguments = args.arguments;
                 let budget = args
                     .max_tokens
