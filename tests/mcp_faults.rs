@@ -466,6 +466,62 @@ fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_
     assert_eq!(scratch.spawns(), 1, "no restart at initialize");
 }
 
+/// A client (Claude Code, Cursor) ends a stdio server with SIGINT or SIGTERM while it still holds
+/// the server's stdin open: the proxy must stop its upstream and exit at once, not wait for stdin.
+/// The upstream command is given without `--`, as the MCP Inspector passes it.
+#[cfg(unix)]
+#[test]
+fn a_stdio_proxy_stops_its_upstream_and_exits_on_a_signal_while_stdin_is_open() {
+    let Some(python) = python() else { return };
+    for signal in ["-TERM", "-INT"] {
+        let scratch = Scratch::new(&format!("signal{signal}"));
+        let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
+            .arg("proxy")
+            .args(faulty(&python, &scratch, "healthy", &[]))
+            .env("CONDENSE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("proxy starts");
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}
+        });
+        let mut stdin = proxy.stdin.take().expect("stdin");
+        writeln!(stdin, "{initialize}").expect("write");
+        let mut answer = String::new();
+        BufReader::new(proxy.stdout.take().expect("stdout"))
+            .read_line(&mut answer)
+            .expect("read");
+        let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        let upstream = scratch.lines("spawns").first().cloned().expect("a spawn");
+
+        let sent = Command::new("kill")
+            .args([signal, &proxy.id().to_string()])
+            .status();
+        assert!(sent.expect("kill runs").success());
+        // Generous against a loaded machine; before the fix the proxy never exited.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while proxy.try_wait().expect("status").is_none() {
+            if Instant::now() > deadline {
+                let _ = proxy.kill();
+                panic!("the proxy did not exit on kill {signal} while its stdin was open");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let alive = Command::new("kill")
+            .args(["-0", &upstream])
+            .stderr(Stdio::null())
+            .status()
+            .expect("kill runs");
+        assert!(!alive.success(), "upstream {upstream} outlived the proxy");
+        drop(stdin);
+    }
+}
+
 #[test]
 fn http_proxy_survives_an_upstream_that_exits_at_start_and_the_next_session_starts_it() {
     let Some(python) = python() else { return };

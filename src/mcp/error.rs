@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ProxyError {
     /// Neither an upstream command nor an upstream URL was given.
-    #[error("no upstream: give a command after `--` or an upstream URL")]
+    #[error("no upstream MCP server: give its command (after `--`, or directly) or --upstream-url")]
     NoUpstream,
     /// The upstream command could not be started.
     #[error("could not start the upstream command `{program}`")]

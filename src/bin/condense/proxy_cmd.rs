@@ -4,7 +4,6 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use condense::mcp::{ProxyOptions, UpstreamSpec};
 
 /// Run an MCP server that relays to an upstream MCP server and condenses large tool results.
@@ -35,8 +34,14 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     upstream_url: Option<String>,
 
-    /// The upstream MCP server's command and arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The upstream MCP server's command and its arguments, after `--` or directly (some clients,
+    /// such as the MCP Inspector, drop the `--`): everything from the first word that is not one
+    /// of these options on belongs to the upstream command.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     command: Vec<OsString>,
 }
 
@@ -44,8 +49,7 @@ pub(crate) struct ProxyArgs {
 pub(crate) async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     let upstream = match args.upstream_url {
         Some(url) => UpstreamSpec::Url(url),
-        None => UpstreamSpec::command(args.command)
-            .context("give the upstream command after `--`, or --upstream-url")?,
+        None => UpstreamSpec::command(args.command)?,
     };
     let mut options = ProxyOptions::new(upstream);
     if let Some(config) = args.config {
