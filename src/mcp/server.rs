@@ -38,7 +38,7 @@ use super::progress::ProgressRoutes;
 use super::relay::{RelayError, relay_request};
 use super::setup::SetupChange;
 use super::supervisor::{Supervisor, UpstreamFailure};
-use super::tools::{self, ADDED_TOOLS};
+use super::tools;
 use super::upstream::{NEWEST_RELAYED_VERSION, UpstreamHandler, UpstreamSpec};
 use crate::{Condenser, StructuredContentPolicy};
 
@@ -422,7 +422,7 @@ impl ServerHandler for ProxyServer {
         let listed: HashSet<String> = result.tools.iter().map(|t| t.name.to_string()).collect();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
-            if ADDED_TOOLS.contains(&name.as_str()) {
+            if tools::is_enabled_added_tool(&config.proxy.added_tools, &name) {
                 let listed_as = tools::collision_free_name(&name, |n| listed.contains(n));
                 if lock(&self.session.renamed)
                     .insert(listed_as.clone(), name.clone())
@@ -447,7 +447,9 @@ impl ServerHandler for ProxyServer {
             }
         }
         if first_page {
-            result.tools.extend(tools::added_tools());
+            result
+                .tools
+                .extend(tools::added_tools(&config.proxy.added_tools));
         }
         Ok(result)
     }
@@ -457,8 +459,12 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // The added tools answer to their names whatever the upstream lists (issue 15).
-        if ADDED_TOOLS.contains(&request.name.as_ref()) {
+        // The enabled added tools answer to their names whatever the upstream lists (issue 15).
+        let added = tools::is_enabled_added_tool(
+            &self.loaded().engine.config().proxy.added_tools,
+            &request.name,
+        );
+        if added {
             return self.call_added_tool(request, &context).await;
         }
         let mut request = request;
