@@ -268,6 +268,37 @@ fn the_default_addition_to_a_14_tool_list_stays_within_400_tokens() {
 }
 
 #[test]
+fn a_relayed_elicitation_arrives_as_the_upstream_sent_it() {
+    let Some(rig) = rig() else { return };
+    let steps = json!([{"op": "call_tool", "name": "trigger-elicitation-request", "timeout": 30}]);
+    let direct = rig.client(&steps, &direct(&rig.everything()));
+    let proxied = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    let asked = direct["elicitations"].as_array().expect("elicitations");
+    assert_eq!(asked.len(), 1, "the upstream asked once: {direct}");
+    assert!(asked[0].get("_meta").is_none(), "{}", asked[0]);
+    // Nothing added on the way, not even rmcp's own progress token. (rmcp writes the schema's
+    // numbers as floats: `0` arrives as `0.0`, the same JSON number.)
+    assert_eq!(
+        as_floats(&proxied["elicitations"]),
+        as_floats(&direct["elicitations"])
+    );
+    assert_eq!(proxied["steps"], direct["steps"]);
+}
+
+/// `value` with every number as a float, to compare JSON numbers by value.
+fn as_floats(value: &Value) -> Value {
+    match value {
+        Value::Number(number) => json!(number.as_f64()),
+        Value::Array(items) => items.iter().map(as_floats).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, item)| (key.clone(), as_floats(item)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+#[test]
 fn summarize_takes_a_chunking_strategy_and_names_a_bad_one() {
     let Some(rig) = rig() else { return };
     let steps = json!([
