@@ -224,8 +224,10 @@ impl ProxyServer {
 }
 
 const INSTRUCTIONS: &str = "Tool results larger than a configured size are condensed by condense, \
-a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for; a \
-condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
+a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for.";
+
+/// Appended to [`INSTRUCTIONS`] while `condense_retrieve` is listed.
+const RETRIEVE_INSTRUCTIONS: &str = " A condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
 
 impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
@@ -253,8 +255,11 @@ impl ServerHandler for ProxyServer {
         );
         server_info.title = Some(format!("condense in front of {upstream_title}"));
         let loaded = self.loaded();
-        let ours =
-            INSTRUCTIONS.replace("{query}", &loaded.engine.config().proxy.query_argument_name);
+        let proxy = &loaded.engine.config().proxy;
+        let mut ours = INSTRUCTIONS.replace("{query}", &proxy.query_argument_name);
+        if tools::is_enabled_added_tool(&proxy.added_tools, tools::RETRIEVE) {
+            ours.push_str(RETRIEVE_INSTRUCTIONS);
+        }
         let instructions = match &info.instructions {
             Some(theirs) => format!("{theirs}\n\n{ours}"),
             None => ours,

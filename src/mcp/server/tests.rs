@@ -245,6 +245,28 @@ async fn only_the_configured_added_tools_are_listed_and_answered() {
 }
 
 #[tokio::test]
+async fn instructions_name_condense_retrieve_only_while_it_is_listed() {
+    let instructions = |client: &RunningService<RoleClient, ClientConfig>| {
+        let info = client.peer_info().expect("server info");
+        info.instructions.clone().expect("instructions")
+    };
+    let shutdown = CancellationToken::new();
+    let listed = connect(&shutdown).await;
+    let text = instructions(&listed);
+    assert!(
+        text.contains("condense_query") && text.contains("condense_retrieve"),
+        "{text}"
+    );
+    let unlisted = connect_with(&shutdown, Some("[proxy]\nadded_tools = []\n")).await;
+    let text = instructions(&unlisted);
+    assert!(
+        text.contains("condense_query") && !text.contains("condense_retrieve"),
+        "{text}"
+    );
+    shutdown.cancel();
+}
+
+#[tokio::test]
 async fn small_result_passes_through_unchanged() {
     let shutdown = CancellationToken::new();
     let client = connect(&shutdown).await;
