@@ -412,3 +412,24 @@ fn added_tools_default_to_retrieve_and_an_unknown_one_is_named() {
     assert!(message.contains("proxy.added_tools"), "{message}");
     assert!(message.contains("condense_retreive"), "{message}");
 }
+
+#[test]
+fn added_tools_come_comma_separated_from_the_environment() {
+    let env = |value: &str| {
+        Config::from_toml_str_with_env(
+            "",
+            "t.toml",
+            [("CONDENSE_PROXY_ADDED_TOOLS".to_owned(), value.to_owned())],
+        )
+    };
+    let config = env("condense_retrieve, call_tool_summarized").unwrap();
+    assert_eq!(
+        config.proxy.added_tools,
+        ["condense_retrieve", "call_tool_summarized"]
+    );
+    let message = env("summarise").unwrap_err().to_string();
+    assert!(
+        message.contains("proxy.added_tools") && message.contains("summarise"),
+        "{message}"
+    );
+}
