@@ -197,7 +197,7 @@ fn the_proxys_retrieve_tool_keeps_its_name_and_the_upstreams_is_renamed() {
     assert!(
         ours["description"]
             .as_str()
-            .is_some_and(|text| text.contains("condensed tool result")),
+            .is_some_and(|text| text.contains("condensed result")),
         "{ours}"
     );
     // The upstream's tool stays reachable under its new name.

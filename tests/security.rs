@@ -787,7 +787,8 @@ async fn through_the_mcp_proxy_the_agent_never_sees_the_key_and_the_llm_never_se
     let config = root.join("condense.toml");
     std::fs::write(
         &config,
-        "[defaults]\nthreshold_tokens = 300\nbudget_tokens = 600\nmode = \"llm\"\n\n[llm]\nmax_retries = 0\n",
+        "[defaults]\nthreshold_tokens = 300\nbudget_tokens = 600\nmode = \"llm\"\n\n[llm]\nmax_retries = 0\n\n\
+         [proxy]\nadded_tools = [\"summarize\", \"condense_retrieve\"]\n",
     )
     .unwrap();
     // The client starts the proxy with a clean environment: pass the endpoint through `env`.

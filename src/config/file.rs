@@ -120,6 +120,7 @@ struct FileProxy {
     allowed_origins: Option<Vec<String>>,
     auth_token_env: Option<String>,
     allow_unauthenticated: Option<bool>,
+    added_tools: Option<Vec<String>>,
 }
 
 impl FileProxy {
@@ -152,6 +153,7 @@ impl FileProxy {
             allow_unauthenticated: self
                 .allow_unauthenticated
                 .unwrap_or(d.allow_unauthenticated),
+            added_tools: self.added_tools.unwrap_or(d.added_tools),
         };
         if proxy.restart_backoff_max < proxy.restart_backoff_initial {
             return Err(ConfigError::Invalid {

@@ -336,6 +336,12 @@ pub const DEFAULT_QUERY_ARGUMENT: &str = "condense_query";
 /// The default longest wait for the upstream's answer to one relayed request.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The tools the proxy adds to the upstream's by default: only `condense_retrieve`, which
+/// returns the originals that condensed results name. Every added tool's definition is sent
+/// with each model request of a session, so the others (`call_tool_summarized`, `summarize`,
+/// `summarize_for_extraction`) are listed only when configured.
+pub const DEFAULT_ADDED_TOOLS: &[&str] = &["condense_retrieve"];
+
 /// The default first delay before restarting a crashed upstream server.
 pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
 
@@ -388,6 +394,10 @@ pub struct ProxyConfig {
     /// Over HTTP, whether to serve a non-loopback address without a token. Default false: the
     /// proxy refuses to start instead.
     pub allow_unauthenticated: bool,
+    /// The tools the proxy adds to the upstream's list, by name (`condense_retrieve`,
+    /// `call_tool_summarized`, `summarize`, `summarize_for_extraction`). Default
+    /// [`DEFAULT_ADDED_TOOLS`]; a tool not named is neither listed nor answered by the proxy.
+    pub added_tools: Vec<String>,
 }
 
 impl Default for ProxyConfig {
@@ -403,6 +413,10 @@ impl Default for ProxyConfig {
             allowed_origins: Vec::new(),
             auth_token_env: None,
             allow_unauthenticated: false,
+            added_tools: DEFAULT_ADDED_TOOLS
+                .iter()
+                .map(|&name| name.to_owned())
+                .collect(),
         }
     }
 }

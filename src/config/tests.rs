@@ -395,3 +395,41 @@ fn an_origin_with_a_path_or_no_scheme_is_rejected_naming_the_key() {
     let message = err("[proxy]\nmax_sessions = 0\n");
     assert!(message.contains("proxy.max_sessions"), "{message}");
 }
+
+#[test]
+fn added_tools_default_to_retrieve_and_an_unknown_one_is_named() {
+    let defaults = Config::from_toml_str("", "condense.toml").unwrap().proxy;
+    assert_eq!(defaults.added_tools, ["condense_retrieve"]);
+    let config = Config::from_toml_str(
+        "[proxy]\nadded_tools = [\"condense_retrieve\", \"summarize\"]\n",
+        "condense.toml",
+    )
+    .unwrap();
+    assert_eq!(config.proxy.added_tools, ["condense_retrieve", "summarize"]);
+    let none = Config::from_toml_str("[proxy]\nadded_tools = []\n", "condense.toml").unwrap();
+    assert!(none.proxy.added_tools.is_empty());
+    let message = err("[proxy]\nadded_tools = [\"condense_retreive\"]\n");
+    assert!(message.contains("proxy.added_tools"), "{message}");
+    assert!(message.contains("condense_retreive"), "{message}");
+}
+
+#[test]
+fn added_tools_come_comma_separated_from_the_environment() {
+    let env = |value: &str| {
+        Config::from_toml_str_with_env(
+            "",
+            "t.toml",
+            [("CONDENSE_PROXY_ADDED_TOOLS".to_owned(), value.to_owned())],
+        )
+    };
+    let config = env("condense_retrieve, call_tool_summarized").unwrap();
+    assert_eq!(
+        config.proxy.added_tools,
+        ["condense_retrieve", "call_tool_summarized"]
+    );
+    let message = env("summarise").unwrap_err().to_string();
+    assert!(
+        message.contains("proxy.added_tools") && message.contains("summarise"),
+        "{message}"
+    );
+}

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleServer, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
 use super::http;
+use super::relay::AsRelayed;
 use super::server::{Loaded, ProxyServer, Shared};
 use super::upstream::UpstreamSpec;
 use crate::{Condenser, Config};
@@ -110,12 +113,18 @@ pub async fn serve_http(
     http::serve(listener, shared, options.allow_unauthenticated, shutdown).await
 }
 
+/// The client-facing transport over this process's stdin and stdout.
+fn stdio_transport() -> impl Transport<RoleServer, Error = std::io::Error> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    AsRelayed(AsyncRwTransport::new_server(stdin, stdout))
+}
+
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
     let shared = shared(&options, &shutdown)?;
     let server = ProxyServer::new(shared);
     let running = match server
         .clone()
-        .serve_with_ct(rmcp::transport::stdio(), shutdown.child_token())
+        .serve_with_ct(stdio_transport(), shutdown.child_token())
         .await
     {
         Ok(running) => running,

@@ -38,7 +38,7 @@ use super::progress::ProgressRoutes;
 use super::relay::{RelayError, relay_request};
 use super::setup::SetupChange;
 use super::supervisor::{Supervisor, UpstreamFailure};
-use super::tools::{self, ADDED_TOOLS};
+use super::tools;
 use super::upstream::{NEWEST_RELAYED_VERSION, UpstreamHandler, UpstreamSpec};
 use crate::{Condenser, StructuredContentPolicy};
 
@@ -224,8 +224,10 @@ impl ProxyServer {
 }
 
 const INSTRUCTIONS: &str = "Tool results larger than a configured size are condensed by condense, \
-a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for; a \
-condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
+a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for.";
+
+/// Appended to [`INSTRUCTIONS`] while `condense_retrieve` is listed.
+const RETRIEVE_INSTRUCTIONS: &str = " A condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
 
 impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
@@ -253,8 +255,11 @@ impl ServerHandler for ProxyServer {
         );
         server_info.title = Some(format!("condense in front of {upstream_title}"));
         let loaded = self.loaded();
-        let ours =
-            INSTRUCTIONS.replace("{query}", &loaded.engine.config().proxy.query_argument_name);
+        let proxy = &loaded.engine.config().proxy;
+        let mut ours = INSTRUCTIONS.replace("{query}", &proxy.query_argument_name);
+        if tools::is_enabled_added_tool(&proxy.added_tools, tools::RETRIEVE) {
+            ours.push_str(RETRIEVE_INSTRUCTIONS);
+        }
         let instructions = match &info.instructions {
             Some(theirs) => format!("{theirs}\n\n{ours}"),
             None => ours,
@@ -422,7 +427,7 @@ impl ServerHandler for ProxyServer {
         let listed: HashSet<String> = result.tools.iter().map(|t| t.name.to_string()).collect();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
-            if ADDED_TOOLS.contains(&name.as_str()) {
+            if tools::is_enabled_added_tool(&config.proxy.added_tools, &name) {
                 let listed_as = tools::collision_free_name(&name, |n| listed.contains(n));
                 if lock(&self.session.renamed)
                     .insert(listed_as.clone(), name.clone())
@@ -447,7 +452,9 @@ impl ServerHandler for ProxyServer {
             }
         }
         if first_page {
-            result.tools.extend(tools::added_tools());
+            result
+                .tools
+                .extend(tools::added_tools(&config.proxy.added_tools));
         }
         Ok(result)
     }
@@ -457,8 +464,12 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // The added tools answer to their names whatever the upstream lists (issue 15).
-        if ADDED_TOOLS.contains(&request.name.as_ref()) {
+        // The enabled added tools answer to their names whatever the upstream lists (issue 15).
+        let added = tools::is_enabled_added_tool(
+            &self.loaded().engine.config().proxy.added_tools,
+            &request.name,
+        );
+        if added {
             return self.call_added_tool(request, &context).await;
         }
         let mut request = request;

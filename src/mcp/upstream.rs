@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::ProxyError;
 use super::outbox::{NOTIFICATION_QUEUE, Outbox};
 use super::progress::ProgressRoutes;
-use super::relay::{RelayError, relay_request};
+use super::relay::{AsRelayed, RelayError, relay_request};
 use super::stdio::{StdioTransport, line_limit};
 
 /// Where the upstream MCP server is.
@@ -318,14 +318,14 @@ pub(crate) async fn connect(
             };
             let process = ChildProcess::watch(child, spec.label(), session.clone());
             let transport = StdioTransport::new(stdout, stdin, handler.max_message_bytes);
-            let handshake = handler.serve_with_ct(transport, session.clone());
+            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
             (bounded(handshake, handshake_timeout).await, Some(process))
         }
         UpstreamSpec::Url(url) => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(handler.max_message_bytes);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let handshake = handler.serve_with_ct(transport, session.clone());
+            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
             (bounded(handshake, handshake_timeout).await, None)
         }
     };

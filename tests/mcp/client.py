@@ -6,7 +6,8 @@ Usage:
 
 STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
 (seconds) to fail instead of waiting forever. The output is one JSON object:
-{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...]}, where each result
+{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...]}
+(the parameters of each elicitation request the server sent, declined), where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
 """
 
@@ -35,6 +36,15 @@ async def sampling_callback(context, params):
         model="test-model",
         stopReason="endTurn",
     )
+
+
+async def elicitation_callback(context, params):
+    # Records what the server asked, exactly as it arrived, and declines.
+    ELICITATIONS.append(dump(params))
+    return types.ElicitResult(action="decline")
+
+
+ELICITATIONS = []
 
 
 async def list_roots_callback(context):
@@ -72,6 +82,7 @@ async def run_into(report, steps, mode, target):
                 write,
                 sampling_callback=sampling_callback,
                 list_roots_callback=list_roots_callback,
+                elicitation_callback=elicitation_callback,
                 logging_callback=logging_callback,
             )
         )
@@ -118,7 +129,13 @@ async def run_into(report, steps, mode, target):
             except Exception as error:  # noqa: BLE001 - reported to the test as data
                 results.append({"error": str(error)})
         report.update(
-            {"server_info": dump(init), "steps": results, "progress": progress, "logs": logs}
+            {
+                "server_info": dump(init),
+                "steps": results,
+                "progress": progress,
+                "logs": logs,
+                "elicitations": ELICITATIONS,
+            }
         )
 
 

@@ -23,6 +23,8 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use tokio::time::Instant;
+
+use crate::mcp::relay::AsRelayed;
 use tokio_util::sync::CancellationToken;
 
 /// Why a session could not be created or used.
@@ -244,7 +246,7 @@ impl<S> Drop for InFlight<S> {
 
 impl SessionManager for SessionLimit {
     type Error = SessionLimitError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
+    type Transport = AsRelayed<<LocalSessionManager as SessionManager>::Transport>;
 
     /// Takes the place the HTTP front reserved for this request ([`SessionLimit::holding`]),
     /// or reserves one: concurrent `initialize`s cannot all pass.
@@ -257,7 +259,7 @@ impl SessionManager for SessionLimit {
         };
         let (id, transport) = self.sessions.create_session().await?;
         place.open(id.clone());
-        Ok((id, transport))
+        Ok((id, AsRelayed(transport)))
     }
 
     async fn initialize_session(
