@@ -109,15 +109,22 @@ pub(crate) async fn serve(
                 first_request.arrived();
                 let mut mcp = mcp.clone();
                 let admitted = admit(&request, &access, &sessions, &upstream_label);
+                let ending_session = request.method() == Method::DELETE;
                 async move {
                     let request = request.map(|body| TimedBody::new(body, read_timeout));
-                    Ok::<_, Infallible>(match admitted {
+                    let mut response = match admitted {
                         Admitted::No(response) => response,
                         Admitted::Yes => mcp.call(request).await?,
                         Admitted::WithPlace(place) => {
                             SessionLimit::holding(place, mcp.call(request)).await?
                         }
-                    })
+                    };
+                    // rmcp answers a session's DELETE 202; the TypeScript and Python SDK servers
+                    // (the upstreams a client knows) answer 200, and so does the proxy.
+                    if ending_session && response.status() == StatusCode::ACCEPTED {
+                        *response.status_mut() = StatusCode::OK;
+                    }
+                    Ok::<_, Infallible>(response)
                 }
             })
         };
