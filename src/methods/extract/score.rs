@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::detect::ContentKind;
 use super::doc::{Doc, FieldValue, Level};
-use super::query::Query;
+use super::query::{Ends, Query};
 use super::terms::for_each_word_sized;
 
 /// A unit that matches the query best scores this much from BM25.
@@ -26,6 +26,10 @@ const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
 /// The share of the extreme weight the largest value and its runners-up get.
 const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
+/// The share of the extreme weight a column's ends get when the column only grows or shrinks.
+const MONOTONIC_SHARE: f32 = 0.5;
+/// The share of the extreme weight the end of a column the query did not ask for gets.
+const UNASKED_END_SHARE: f32 = 0.3;
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -54,7 +58,12 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     if doc.kind == ContentKind::Log {
         add_template_rarity(doc, &mut scores);
     }
-    add_field_signals(doc, &query_scores, &mut scores);
+    add_field_signals(
+        doc,
+        &query_scores,
+        query.map(|q| q.ends).unwrap_or_default(),
+        &mut scores,
+    );
     pull_blocks(doc, &mut scores);
     decay_repeats(doc, &mut scores);
     scores
@@ -170,7 +179,7 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
 }
 
 /// Rare values and extremes per field, over all records and over those the query matches.
-fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &mut [f32]) {
     if doc.fields.is_empty() {
         return;
     }
@@ -187,6 +196,7 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
             &all,
             RARE_VALUE_WEIGHT,
             EXTREME_WEIGHT,
+            ends,
             &mut rare,
             &mut extreme,
         );
@@ -197,6 +207,7 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
                 &subset,
                 MATCHED_RARE_WEIGHT,
                 MATCHED_EXTREME_WEIGHT,
+                ends,
                 &mut rare,
                 &mut extreme,
             );
@@ -212,6 +223,7 @@ fn signals(
     values: &[(usize, FieldValue)],
     rare_weight: f32,
     extreme_weight: f32,
+    ends: Ends,
     rare: &mut [f32],
     extreme: &mut [f32],
 ) {
@@ -250,11 +262,29 @@ fn signals(
     numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
     if hi.1 > lo.1 {
-        extreme[lo.0] = extreme[lo.0].max(extreme_weight);
+        // A column that only grows or only shrinks down the text is a clock or a counter
+        // (uptime, sequence number): its ends are just the first and last records.
+        let mut in_order = numbers.clone();
+        in_order.sort_unstable_by_key(|&(u, _)| u);
+        let monotonic = in_order.windows(2).all(|w| w[0].1 <= w[1].1)
+            || in_order.windows(2).all(|w| w[0].1 >= w[1].1);
+        let weight = if monotonic {
+            extreme_weight * MONOTONIC_SHARE
+        } else {
+            extreme_weight
+        };
+        let (high, low) = if ends.high && ends.low {
+            (weight, weight)
+        } else if ends.high {
+            (weight, weight * UNASKED_END_SHARE)
+        } else {
+            (weight * UNASKED_END_SHARE, weight)
+        };
+        extreme[lo.0] = extreme[lo.0].max(low);
         // "The three largest", "which others exceeded": the runners-up count too, less.
         for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
             if x > lo.1 {
-                extreme[u] = extreme[u].max(extreme_weight * share);
+                extreme[u] = extreme[u].max(high * share);
             }
         }
     }
@@ -343,6 +373,24 @@ mod tests {
             "who pulls in semver@5.7.2",
         );
         assert!(s[1] > s[0]);
+    }
+
+    #[test]
+    fn the_longest_record_outranks_the_first_of_a_clocked_series() {
+        // A GC log: an uptime that only grows, a pause duration, indented details.
+        let mut text = String::new();
+        for (i, secs) in ["0.0385", "0.0287", "0.3874", "0.0429", "0.0257", "0.0311"]
+            .iter()
+            .enumerate()
+        {
+            text.push_str(&format!(
+                "{}.574: [GC pause (young), {secs} secs]\n   [Heap: 280M->235M]\n",
+                8600 + i * 30
+            ));
+        }
+        let s = scored(&text, "which GC pause took the longest?");
+        let best = (0..s.len()).max_by(|&a, &b| s[a].total_cmp(&s[b]));
+        assert_eq!(best, Some(4), "{s:?}");
     }
 
     #[test]
