@@ -14,6 +14,10 @@ pub(crate) struct Query {
     pub(crate) words: HashMap<String, usize>,
     /// Lowercased strings matched as substrings of a unit.
     pub(crate) exact: Vec<String>,
+    /// Shorter forms of long query words (`japan` for "Japanese", `europ` for "European"),
+    /// each with the index of the word it shortens: a name and its adjective share a root
+    /// the stemmer does not find.
+    prefixes: HashMap<String, usize>,
     /// Which end of a numeric column the query asks about ("the longest pause", "the
     /// smallest file"); both when it names neither or both.
     pub(crate) ends: Ends,
@@ -48,6 +52,12 @@ const LOW_WORDS: &[&str] = &[
 
 /// Exact strings shorter than this match too much by accident.
 const MIN_EXACT_LEN: usize = 3;
+/// Words at least this long match text words that are their first letters …
+const MIN_PREFIX_WORD: usize = 7;
+/// … of at least this many letters …
+const MIN_PREFIX: usize = 5;
+/// … missing at most this many letters.
+const MAX_PREFIX_CUT: usize = 3;
 /// Argument values longer than this are content, not search terms.
 const MAX_ARGUMENT_LEN: usize = 200;
 
@@ -67,7 +77,30 @@ impl Query {
                 query.add_words(&value);
             }
         }
+        query.add_prefixes();
         (!query.words.is_empty() || !query.exact.is_empty()).then_some(query)
+    }
+
+    /// The index of the query word that `word` (lowercased, stemmed) is or is the root of.
+    pub(crate) fn word_index(&self, word: &str) -> Option<usize> {
+        self.words
+            .get(word)
+            .or_else(|| self.prefixes.get(word))
+            .copied()
+    }
+
+    fn add_prefixes(&mut self) {
+        for (word, &i) in &self.words {
+            if word.len() < MIN_PREFIX_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            let shortest = (word.len() - MAX_PREFIX_CUT).max(MIN_PREFIX);
+            for len in shortest..word.len() {
+                if !self.words.contains_key(&word[..len]) {
+                    self.prefixes.entry(word[..len].to_owned()).or_insert(i);
+                }
+            }
+        }
     }
 
     fn add_text(&mut self, text: &str) {
@@ -286,6 +319,22 @@ mod tests {
             Ends::default()
         );
         assert_eq!(query("which crate failed?").ends, Ends::default());
+    }
+
+    #[test]
+    fn a_long_word_matches_its_root() {
+        let q = query("Which Japanese and European cars?");
+        let mut buf = String::new();
+        let mut index = |w: &str| {
+            let mut found = None;
+            for_each_word(w, &mut buf, |w| found = q.word_index(w));
+            found
+        };
+        assert!(index("Japan").is_some());
+        assert!(index("Europe").is_some());
+        assert!(index("Japanese").is_some());
+        assert!(index("Jap").is_none());
+        assert!(index("cards").is_none());
     }
 
     #[test]

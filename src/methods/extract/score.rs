@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, FieldValue, Level};
+use super::doc::{Doc, Field, FieldValue, Level};
 use super::query::{Ends, Query};
 use super::terms::for_each_word_sized;
 
@@ -87,7 +87,12 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let mut buf = String::new();
         // Stemming strips at most a few bytes: words much longer or shorter than every query
         // word cannot match one.
-        let shortest = query.words.keys().map(String::len).min().unwrap_or(0);
+        let shortest = query
+            .words
+            .keys()
+            .map(|w| w.len().saturating_sub(3).min(w.len()).max(2))
+            .min()
+            .unwrap_or(0);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
         let lengths = shortest..longest + 7;
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
@@ -95,7 +100,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
             for_each_word_sized(doc.text(u), &mut buf, lengths.clone(), |word| {
                 words += 1;
                 let Some(word) = word else { return };
-                if let Some(&i) = query.words.get(word) {
+                if let Some(i) = query.word_index(word) {
                     if tf[i] == 0 {
                         touched.push(i);
                     }
@@ -140,6 +145,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         for term in &query.exact {
             let mut hits: Vec<usize> = lower
                 .match_indices(term.as_str())
+                .filter(|&(at, _)| whole_number_at(&lower, at, term))
                 .filter_map(|(at, _)| unit_at(at))
                 .collect();
             hits.dedup();
@@ -156,6 +162,17 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         }
     }
     scores
+}
+
+/// Whether `term`, found at `at` in `text`, is not a piece of a longer number: `120` is not in
+/// `1200` nor `v3.120`'s `3.12`, though `120` is in `120ms` and `x120`.
+fn whole_number_at(text: &str, at: usize, term: &str) -> bool {
+    let bytes = text.as_bytes();
+    let digit_before =
+        term.starts_with(|c: char| c.is_ascii_digit()) && at > 0 && bytes[at - 1].is_ascii_digit();
+    let digit_after = term.ends_with(|c: char| c.is_ascii_digit())
+        && bytes.get(at + term.len()).is_some_and(u8::is_ascii_digit);
+    !digit_before && !digit_after
 }
 
 /// Log lines whose template is rare stand out: the one transfer among a thousand heartbeats.
@@ -183,7 +200,13 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &m
     if doc.fields.is_empty() {
         return;
     }
-    let best = query_scores.iter().copied().fold(0.0f32, f32::max);
+    // The header row names every column; the best match among records is the yardstick.
+    let best = query_scores
+        .iter()
+        .zip(&doc.units)
+        .filter(|(_, u)| !u.pinned)
+        .map(|(&q, _)| q)
+        .fold(0.0f32, f32::max);
     let matched: Vec<bool> = query_scores
         .iter()
         .map(|&q| best > 0.0 && q >= 0.35 * best)
@@ -213,9 +236,80 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &m
             );
         }
     }
+    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
+    add_group_extremes(doc, &touched, ends, &mut extreme);
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
         *s += r + e;
+    }
+}
+
+/// "The heaviest European car": the records that share a category value the query names
+/// (nearly all of them match the query at all, most other records do not, and they are a
+/// minority) form a group, and each numeric
+/// column's extremes within the group stand out as the query's answer.
+fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut [f32]) {
+    /// Groups smaller than this have no extremes worth the name.
+    const MIN_GROUP: usize = 3;
+    let numeric: Vec<&Field> = doc
+        .fields
+        .iter()
+        .filter(|f| {
+            f.values
+                .iter()
+                .any(|(_, v)| matches!(v, FieldValue::Number(_)))
+        })
+        .collect();
+    if numeric.is_empty() {
+        return;
+    }
+    let mut in_group = vec![false; doc.units.len()];
+    let mut unused = vec![0.0f32; doc.units.len()];
+    for field in &doc.fields {
+        let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+        for &(u, v) in &field.values {
+            if let FieldValue::Category(h) = v {
+                groups.entry(h).or_default().push(u);
+            }
+        }
+        let all_hits = field.values.iter().filter(|(u, _)| touched[*u]).count();
+        let mut named: Vec<&Vec<usize>> = groups
+            .values()
+            .filter(|members| {
+                let hits = members.iter().filter(|&&u| touched[u]).count();
+                let others = field.values.len() - members.len();
+                // The value is what matched when its records match and most others do not.
+                members.len() >= MIN_GROUP
+                    && members.len() * 2 <= field.values.len()
+                    && hits * 10 >= members.len() * 8
+                    && (all_hits - hits) * 2 <= others
+            })
+            .collect();
+        named.sort_unstable_by_key(|members| members[0]);
+        for members in named {
+            for &u in members {
+                in_group[u] = true;
+            }
+            for column in &numeric {
+                let subset: Vec<(usize, FieldValue)> = column
+                    .values
+                    .iter()
+                    .copied()
+                    .filter(|(u, _)| in_group[*u])
+                    .collect();
+                signals(
+                    &subset,
+                    0.0,
+                    MATCHED_EXTREME_WEIGHT,
+                    ends,
+                    &mut unused,
+                    extreme,
+                );
+            }
+            for &u in members {
+                in_group[u] = false;
+            }
+        }
     }
 }
 
@@ -391,6 +485,43 @@ mod tests {
         let s = scored(&text, "which GC pause took the longest?");
         let best = (0..s.len()).max_by(|&a, &b| s[a].total_cmp(&s[b]));
         assert_eq!(best, Some(4), "{s:?}");
+    }
+
+    #[test]
+    fn the_extremes_of_the_group_the_query_names_stand_out() {
+        let mut text = String::from("name,origin,hp\n");
+        for (name, origin, hp) in [
+            ("a", "USA", 190),
+            ("b", "Japan", 88),
+            ("c", "USA", 150),
+            ("d", "Japan", 132),
+            ("e", "Europe", 95),
+            ("f", "Japan", 97),
+            ("g", "USA", 165),
+            ("h", "Europe", 110),
+            ("i", "USA", 140),
+            ("j", "Japan", 75),
+        ] {
+            text.push_str(&format!("{name},{origin},{hp}\n"));
+        }
+        let doc = crate::methods::extract::kinds::csv::build(&text);
+        let q =
+            Query::from_hints(&ExtractHints::new().with_query("the most powerful Japanese car"));
+        let s = score(&doc, q.as_ref());
+        // Row d (132 hp) is the strongest Japanese car, though USA rows have more.
+        let best_japanese = [2, 4, 6, 10]
+            .into_iter()
+            .max_by(|&a, &b| s[a].total_cmp(&s[b]));
+        assert_eq!(best_japanese, Some(4), "{s:?}");
+    }
+
+    #[test]
+    fn a_number_does_not_match_inside_a_longer_one() {
+        let s = scored(
+            "model 1200 x\nmodel 120 y\nmodel 3120 z\n",
+            "which has 120?",
+        );
+        assert!(s[1] > s[0] && s[1] > s[2], "{s:?}");
     }
 
     #[test]
