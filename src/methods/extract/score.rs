@@ -30,6 +30,8 @@ const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
 const MONOTONIC_SHARE: f32 = 0.5;
 /// The share of the extreme weight the end of a column the query did not ask for gets.
 const UNASKED_END_SHARE: f32 = 0.3;
+/// The share of a heading's query match its first paragraphs gain, in order.
+const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -65,8 +67,31 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         &mut scores,
     );
     pull_blocks(doc, &mut scores);
+    if matches!(doc.kind, ContentKind::Markdown | ContentKind::Html) {
+        pull_leads(doc, &query_scores, &mut scores);
+    }
     decay_repeats(doc, &mut scores);
     scores
+}
+
+/// The first paragraphs under a heading the query names say what the heading's subject is or
+/// does ("what does `env_clear` do"): they gain part of the heading's match.
+fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    let mut lead = 0;
+    let mut parent = None;
+    for (u, unit) in doc.units.iter().enumerate() {
+        if unit.parent != parent {
+            parent = unit.parent;
+            lead = 0;
+        }
+        let Some(p) = parent.filter(|&p| p < u) else {
+            continue;
+        };
+        if let Some(share) = LEAD_SHARES.get(lead) {
+            scores[u] += share * query_scores[p];
+        }
+        lead += 1;
+    }
 }
 
 /// BM25 over unit texts plus exact-string boosts.
@@ -513,6 +538,20 @@ mod tests {
             .into_iter()
             .max_by(|&a, &b| s[a].total_cmp(&s[b]));
         assert_eq!(best_japanese, Some(4), "{s:?}");
+    }
+
+    #[test]
+    fn the_lead_paragraph_of_a_heading_the_query_names_is_raised() {
+        let text = "# Methods\n\n## env_clear\n\nClears all variables.\n\n## env_remove\n\nRemoves a variable.\n";
+        let doc =
+            crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(&ExtractHints::new().with_query("what does env_clear do?"));
+        let s = score(&doc, q.as_ref());
+        let at = |t: &str| (0..doc.units.len()).find(|&i| doc.text(i) == t).unwrap();
+        assert!(
+            s[at("Clears all variables.")] > s[at("Removes a variable.")] + 1.0,
+            "{s:?}"
+        );
     }
 
     #[test]
