@@ -123,11 +123,13 @@ pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
 pub(crate) fn template_of(line: &str) -> u64 {
     // Not `/`: a path with a version in it (`pkg-1.2/src/a.py`) is one masked word.
     const STRUCTURE: &[u8] = b"<>=:\"',;()[]{}";
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut masked: Vec<u8> = Vec::with_capacity(line.len());
     for word in line.split_ascii_whitespace() {
         let bytes = word.as_bytes();
         if !bytes.iter().any(u8::is_ascii_digit) {
-            hasher.update(bytes);
+            masked.extend_from_slice(bytes);
+        } else if !bytes.iter().any(|b| STRUCTURE.contains(b)) {
+            masked.push(b'#');
         } else {
             for piece in bytes.split_inclusive(|b| STRUCTURE.contains(b)) {
                 let (body, delimiter) = match piece.split_last() {
@@ -135,18 +137,16 @@ pub(crate) fn template_of(line: &str) -> u64 {
                     _ => (piece, None),
                 };
                 if body.iter().any(u8::is_ascii_digit) {
-                    hasher.update(b"#");
+                    masked.push(b'#');
                 } else {
-                    hasher.update(body);
+                    masked.extend_from_slice(body);
                 }
-                if let Some(d) = delimiter {
-                    hasher.update(&[d]);
-                }
+                masked.extend(delimiter);
             }
         }
-        hasher.update(b" ");
+        masked.push(b' ');
     }
-    hasher.digest()
+    xxhash_rust::xxh3::xxh3_64(&masked)
 }
 
 /// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,
