@@ -30,6 +30,10 @@ const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
 const MONOTONIC_SHARE: f32 = 0.5;
 /// The share of the extreme weight the end of a column the query did not ask for gets.
 const UNASKED_END_SHARE: f32 = 0.3;
+/// A listing entry whose own name is made of query words.
+const NAMED_ENTRY_WEIGHT: f32 = 3.0;
+/// Listing entries (`ls -l` has nine fields) have at most this many words.
+const MAX_ENTRY_WORDS: usize = 10;
 /// The share of a heading's query match its first paragraphs gain, in order.
 const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
 /// How far a unit moves toward the best score of its block.
@@ -56,6 +60,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         .unwrap_or_else(|| vec![0.0; n]);
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
+    }
+    if let Some(q) = query
+        && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
+    {
+        add_named_entries(doc, q, &mut scores);
     }
     if doc.kind == ContentKind::Log {
         add_template_rarity(doc, &mut scores);
@@ -187,6 +196,34 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         }
     }
     scores
+}
+
+/// In a listing (`du`, `ls`, `find`), the entry whose own name the query names is the thing
+/// asked about, not the files under it: `… node_modules/x/node_modules/ajv` for "ajv".
+fn add_named_entries(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+    let mut buf = String::new();
+    for (u, s) in scores.iter_mut().enumerate() {
+        // An entry is a short line ending in a path; prose ending in a link is not one.
+        let text = doc.text(u);
+        let Some(last) = text.split_whitespace().next_back() else {
+            continue;
+        };
+        if text.split_whitespace().nth(MAX_ENTRY_WORDS).is_some() || last.contains("://") {
+            continue;
+        }
+        let Some((_, name)) = last.trim_end_matches('/').rsplit_once('/') else {
+            continue;
+        };
+        let mut words = 0;
+        let mut named = 0;
+        crate::methods::extract::terms::for_each_word(name, &mut buf, |w| {
+            words += 1;
+            named += usize::from(query.words.contains_key(w));
+        });
+        if words > 0 && named == words {
+            *s += NAMED_ENTRY_WEIGHT;
+        }
+    }
 }
 
 /// Whether `term`, found at `at` in `text`, is not a piece of a longer number: `120` is not in
@@ -552,6 +589,13 @@ mod tests {
             s[at("Clears all variables.")] > s[at("Removes a variable.")] + 1.0,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn a_listed_entry_named_by_the_query_outranks_files_under_it() {
+        let text = "4.0K\tnode_modules/ajv/lib/core.js\n1.2M\tnode_modules/ajv\n8.0K\tnode_modules/ajv-formats/dist\n2.5M\tnode_modules/x/node_modules/ajv\n";
+        let s = scored(text, "which packages carry their own copy of ajv?");
+        assert!(s[1] > s[0] && s[3] > s[0] && s[3] > s[2], "{s:?}");
     }
 
     #[test]
