@@ -18,5 +18,6 @@ mod mcp;
 mod mcp_client;
 mod mcp_faults;
 mod mcp_load;
+mod memory;
 mod security;
 mod tokens;
