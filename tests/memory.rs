@@ -115,3 +115,32 @@ fn compress_on_a_large_array_of_small_records_stays_within_three_times_its_size(
         mb(input)
     );
 }
+
+#[tokio::test]
+async fn a_call_beyond_the_memory_budget_is_truncated_and_says_why() {
+    let mut config = condense::Config::default();
+    config.limits.max_inflight_bytes = 1 << 20;
+    let condenser = condense::Condenser::new(config).unwrap();
+    let text = small_records(5_000);
+    let request = condense::Request::new("list_users").query(Some("user 777"));
+    let out = condenser.condense(&text, &request).await;
+    assert_eq!(out.method, condense::Method::Truncate);
+    let reason = out.fallback.unwrap_or_default();
+    assert!(reason.contains("[limits] max_inflight_bytes"), "{reason}");
+    // Nothing is lost: the original is kept as for any condensed result.
+    let kept = condenser
+        .retrieve(out.reference.as_deref().unwrap(), condense::Selection::All)
+        .await
+        .unwrap();
+    assert_eq!(kept, text);
+}
+
+#[tokio::test]
+async fn calls_within_the_memory_budget_are_condensed_as_usual() {
+    let condenser = condense::Condenser::new(condense::Config::default()).unwrap();
+    let text = small_records(5_000);
+    let request = condense::Request::new("list_users").query(Some("user 777"));
+    let out = condenser.condense(&text, &request).await;
+    assert_eq!(out.method, condense::Method::Extract);
+    assert_eq!(out.fallback, None);
+}
