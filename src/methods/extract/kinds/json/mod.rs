@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::methods::extract::detect::ContentKind;
-use crate::methods::extract::doc::{Doc, Field, FieldValue, Level, Unit};
+use crate::methods::extract::doc::{Doc, Field, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod project;
@@ -21,7 +21,7 @@ use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
 
 use render::{for_each_scalar, named_values, render_within};
-use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template};
+use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
 
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
 /// smaller ones are shown inline.
@@ -79,7 +79,7 @@ pub(crate) fn build_lines(
             Err(_) => raw_lines.push(line),
         }
     }
-    builder.records(&messages, &|_| String::new(), "", None);
+    builder.records(messages.iter(), &|_| String::new(), "", None);
     // Lines that are not JSON (a stray log line between messages) are kept as plain lines.
     for line in raw_lines {
         let level = crate::methods::extract::doc::level_from_words(line);
@@ -155,10 +155,10 @@ impl<'q> Builder<'q> {
             Item::Parsed(value) => self.walk_value(value, path, parent, depth),
             Item::Raw(raw) if raw.starts_with('[') => {
                 let items = raw::elements(raw);
-                if is_record_array(items.iter().map(|t| t.starts_with('{'))) {
-                    self.records(&items, &|i| format!("[{i}]"), path, parent);
+                if is_record_array(items.clone().map(|t| t.starts_with('{'))) {
+                    self.records(items, &|i| format!("[{i}]"), path, parent);
                 } else {
-                    self.array(&items, path, parent, depth);
+                    self.array(&items.collect::<Vec<_>>(), path, parent, depth);
                 }
             }
             Item::Raw(raw) => {
@@ -176,7 +176,7 @@ impl<'q> Builder<'q> {
             Value::Array(items)
                 if is_record_array(items.iter().map(Value::is_object)) && !small =>
             {
-                self.records(items, &|i| format!("[{i}]"), path, parent);
+                self.records(items.iter(), &|i| format!("[{i}]"), path, parent);
             }
             Value::Array(items) if !small => {
                 let items: Vec<&Value> = items.iter().collect();
@@ -241,8 +241,8 @@ impl<'q> Builder<'q> {
     ) {
         let object_members = members.iter().filter(|(_, v)| v.is_object()).count();
         if members.len() >= 8 && object_members * 10 >= members.len() * 8 {
-            let values: Vec<&E> = members.iter().map(|(_, v)| v).collect();
-            self.records(&values, &|i| format!(".{}", members[i].0), path, parent);
+            let values = members.iter().map(|(_, v)| v);
+            self.records(values, &|i| format!(".{}", members[i].0), path, parent);
             return;
         }
         let mut line = String::new();
@@ -307,18 +307,20 @@ impl<'q> Builder<'q> {
     /// parsed once for the schema and once for their line, one at a time.
     fn records<E: Element>(
         &mut self,
-        items: &[E],
+        items: impl Iterator<Item = E> + Clone,
         label: &dyn Fn(usize) -> String,
         path: &str,
         parent: Option<usize>,
     ) {
         let mut stats = KeyStatsBuilder::default();
-        for item in items {
+        let mut count = 0;
+        for item in items.clone() {
+            count += 1;
             item.with_value(&mut |v| stats.add(v));
         }
         let stats = stats.finish();
         let schema = self.push(
-            &stats.describe(path, items.len()),
+            &stats.describe(path, count),
             Unit {
                 parent,
                 pinned: true,
@@ -326,10 +328,10 @@ impl<'q> Builder<'q> {
             },
         );
         self.blocks += 1;
-        self.units.reserve(items.len());
+        self.units.reserve(count);
         let first_field = self.fields.len();
         let mut field_index: HashMap<String, usize> = HashMap::new();
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.enumerate() {
             item.with_value(&mut |item| {
                 let label = label(i);
                 self.record(
@@ -425,20 +427,6 @@ impl<'q> Builder<'q> {
     }
 }
 
-/// Whether a field can neither set a record apart nor be an extreme: text values all alike, or
-/// all different (names, urls). Scoring finds no signal in such a field, so its values are not
-/// kept: on a large array they would cost more memory than the records' text.
-fn says_nothing(field: &Field) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    for (_, value) in &field.values {
-        let FieldValue::Category(hash) = value else {
-            return false;
-        };
-        seen.insert(*hash);
-    }
-    seen.len() <= 1 || seen.len() == field.values.len()
-}
-
 /// `path: text`, or `text` alone at the root.
 pub(super) fn labelled(path: &str, text: &str) -> String {
     if path.is_empty() {
@@ -466,9 +454,11 @@ pub(super) fn summary(v: &Value) -> String {
 }
 
 /// At least two elements and most of them objects, given whether each element is one.
-fn is_record_array(is_object: impl ExactSizeIterator<Item = bool>) -> bool {
-    let n = is_object.len();
-    n >= 2 && is_object.filter(|&object| object).count() * 10 >= n * 8
+fn is_record_array(is_object: impl Iterator<Item = bool>) -> bool {
+    let (n, objects) = is_object.fold((0, 0), |(n, objects), object| {
+        (n + 1, objects + usize::from(object))
+    });
+    n >= 2 && objects * 10 >= n * 8
 }
 
 /// The compact length of `v`, counted only up to a little past `limit`.

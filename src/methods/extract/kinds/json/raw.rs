@@ -79,7 +79,7 @@ impl<'v> Item<'v> {
         match self {
             Item::Parsed(v) => super::summary(v),
             Item::Raw(raw) if raw.starts_with('{') => format!("{{…{} keys}}", members(raw).len()),
-            Item::Raw(raw) => format!("[…{} items]", elements(raw).len()),
+            Item::Raw(raw) => format!("[…{} items]", elements(raw).count()),
         }
     }
 }
@@ -138,24 +138,37 @@ impl<E: Element + ?Sized> Element for &E {
     }
 }
 
-/// The texts of the elements of the JSON array `raw` (valid JSON, starting with `[`).
-pub(super) fn elements(raw: &str) -> Vec<&str> {
+/// The texts of the elements of the JSON array `raw` (valid JSON, starting with `[`), found as
+/// they are read: a record array is read twice (its schema, then its lines) and never held as a
+/// list of millions of slices.
+pub(super) fn elements(raw: &str) -> Elements<'_> {
     let bytes = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut i = skip_space(bytes, 1);
-    if bytes.get(i) == Some(&b']') {
-        return out;
+    let start = skip_space(bytes, 1);
+    Elements {
+        raw,
+        next: (bytes.get(start) != Some(&b']')).then_some(start),
     }
-    while i < bytes.len() {
-        let end = value_end(bytes, i);
-        out.push(&raw[i..end]);
-        i = skip_space(bytes, end);
-        if bytes.get(i) != Some(&b',') {
-            break;
-        }
-        i = skip_space(bytes, i + 1);
+}
+
+/// The iterator of [`elements`].
+#[derive(Clone)]
+pub(super) struct Elements<'a> {
+    raw: &'a str,
+    /// Where the next element starts, if there is one.
+    next: Option<usize>,
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let start = self.next.filter(|&i| i < self.raw.len())?;
+        let bytes = self.raw.as_bytes();
+        let end = value_end(bytes, start);
+        let after = skip_space(bytes, end);
+        self.next = (bytes.get(after) == Some(&b',')).then(|| skip_space(bytes, after + 1));
+        Some(&self.raw[start..end])
     }
-    out
 }
 
 /// The keys (decoded) and value texts of the members of the JSON object `raw` (valid JSON,
@@ -251,7 +264,7 @@ mod tests {
     fn elements_are_cut_at_top_level_commas_only() {
         let raw = r#"[ {"a":"x,]}","b":[1,2]} , 3,"s\"]", null ,[[]] ]"#;
         assert_eq!(
-            elements(raw),
+            elements(raw).collect::<Vec<_>>(),
             vec![
                 r#"{"a":"x,]}","b":[1,2]}"#,
                 "3",
@@ -260,7 +273,7 @@ mod tests {
                 "[[]]"
             ]
         );
-        assert!(elements("[ ]").is_empty());
+        assert_eq!(elements("[ ]").count(), 0);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::MAX_CATEGORY_BYTES;
 use super::render::for_each_scalar;
-use crate::methods::extract::doc::{FieldValue, Level};
+use crate::methods::extract::doc::{Field, FieldValue, Level};
 
 pub(super) fn field_value(v: &Value) -> Option<FieldValue> {
     match v {
@@ -94,8 +94,9 @@ pub(super) struct KeyStats {
     /// Per key, how often each short scalar value occurs; only for keys where values repeat
     /// enough for one to be notable.
     values: HashMap<String, HashMap<u64, usize>>,
-    /// Top-level keys whose values are all short text, all alike or all different: no record
-    /// stands out by them, so scoring is not given their values.
+    /// Top-level keys whose values are all short text, all alike or all different, and nested
+    /// paths whose values are all one short text: no record stands out by them, so scoring is
+    /// not given their values.
     silent: HashSet<String>,
     records: usize,
 }
@@ -110,12 +111,33 @@ pub(super) struct KeyStatsBuilder {
     /// have the key.
     first_value: HashMap<String, (Value, bool, usize)>,
     values: HashMap<String, HashMap<u64, usize>>,
+    /// Per dotted path of a nested scalar: the one short text value every record has had
+    /// there so far, or `None` once values differ or one is a number.
+    nested: HashMap<String, Option<u64>>,
     records: usize,
 }
 
 impl KeyStatsBuilder {
     pub(super) fn add(&mut self, item: &Value) {
         self.records += 1;
+        for_each_scalar(item, "", 0, &mut |path, value| {
+            if !path.contains('.') {
+                return;
+            }
+            let value = match field_value(value) {
+                Some(FieldValue::Category(hash)) => Some(hash),
+                Some(FieldValue::Number(_)) => None,
+                // Not a field value at all (a long text): scoring never sees it.
+                None => return,
+            };
+            match self.nested.get_mut(path) {
+                Some(same) if *same != value => *same = None,
+                Some(_) => {}
+                None => {
+                    self.nested.insert(path.to_owned(), value);
+                }
+            }
+        });
         let Value::Object(map) = item else { return };
         for (k, v) in map {
             let i = match self.index.get(k.as_str()) {
@@ -175,6 +197,12 @@ impl KeyStatsBuilder {
                 !numeric && !k.contains('.') && (counts.len() <= 1 || counts.len() == total)
             })
             .map(|(k, _)| k.clone())
+            .chain(
+                self.nested
+                    .iter()
+                    .filter(|(_, same)| same.is_some())
+                    .map(|(path, _)| path.clone()),
+            )
             .collect();
         // Where more than half the records differ, no value is notable (see `is_notable`):
         // the counts of an id-like key are as many as the records, and not needed.
@@ -190,7 +218,7 @@ impl KeyStatsBuilder {
 }
 
 impl KeyStats {
-    /// Whether the values under the top-level key `key` can set no record apart.
+    /// Whether the values under the key or dotted path `key` can set no record apart.
     pub(super) fn is_silent(&self, key: &str) -> bool {
         self.silent.contains(key)
     }
@@ -252,4 +280,18 @@ pub(super) fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// Whether a field can neither set a record apart nor be an extreme: text values all alike, or
+/// all different (names, urls). Scoring finds no signal in such a field, so its values are not
+/// kept: on a large array they would cost more memory than the records' text.
+pub(super) fn says_nothing(field: &Field) -> bool {
+    let mut seen = HashSet::new();
+    for (_, value) in &field.values {
+        let FieldValue::Category(hash) = value else {
+            return false;
+        };
+        seen.insert(*hash);
+    }
+    seen.len() <= 1 || seen.len() == field.values.len()
 }
