@@ -120,22 +120,38 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         }
     }
     if !query.exact.is_empty() {
-        // Unit by unit into one buffer: a lowercased copy of the whole source would be as large
-        // as the input.
+        // A window of whole units at a time, lowercased into one buffer: a lowercased copy of
+        // the whole source would be as large as the input.
+        const WINDOW_BYTES: usize = 256 * 1024;
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); query.exact.len()];
         let mut lower = String::new();
-        for u in 0..n {
-            lower.clear();
-            lower.push_str(doc.text(u));
-            lower.make_ascii_lowercase();
-            if lower.is_empty() {
-                continue;
+        let mut first = 0;
+        while first < n {
+            let start = doc.units[first].span.start;
+            let mut last = first;
+            while last + 1 < n && doc.units[last + 1].span.end - start <= WINDOW_BYTES {
+                last += 1;
             }
+            let units = &doc.units[first..=last];
+            lower.clear();
+            lower.push_str(&doc.source[start..units[units.len() - 1].span.end]);
+            lower.make_ascii_lowercase();
             for (term, term_hits) in query.exact.iter().zip(&mut hits) {
-                if lower.contains(term.as_str()) {
-                    term_hits.push(u as u32);
+                for (at, _) in lower.match_indices(term.as_str()) {
+                    let offset = start + at;
+                    let Some(i) = units
+                        .partition_point(|u| u.span.start <= offset)
+                        .checked_sub(1)
+                    else {
+                        continue;
+                    };
+                    let unit = (first + i) as u32;
+                    if offset < units[i].span.end && term_hits.last() != Some(&unit) {
+                        term_hits.push(unit);
+                    }
                 }
             }
+            first = last + 1;
         }
         let mut boosts = vec![0.0f32; n];
         let full = (1.0 + n as f32).ln();
