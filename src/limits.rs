@@ -21,7 +21,11 @@
 //! assert!(!whole.is_cut());
 //! ```
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::methods::truncate::group;
 use crate::tokens::floor_char_boundary;
@@ -133,6 +137,88 @@ fn human_bytes(bytes: usize) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// What condensing a text holds at its peak, as a multiple of the text's size: the text
+/// itself and the extractive compressor's units, rendered records and field values (measured
+/// at 2.5–4.5× on arrays of small records, logs and tables; docs/benchmarks.md).
+const WORKING_SET_FACTOR: usize = 4;
+
+/// The longest a call waits for other calls to release memory before it is truncated instead.
+pub(crate) const MEMORY_WAIT: Duration = Duration::from_secs(2);
+
+/// The memory that condensing calls may hold at once (`[limits] max_inflight_bytes`), shared
+/// by every clone of one engine: a proxy's or a layer's calls together. Each call reserves what
+/// its input is expected to cost before the LLM or the extractive rung runs, and releases it
+/// when its result is made; a call that cannot reserve within [`MEMORY_WAIT`] is truncated,
+/// which needs next to nothing, rather than growing the process.
+#[derive(Debug, Clone)]
+pub(crate) struct MemoryBudget {
+    /// One permit per KiB, so that budgets beyond 4 GiB still fit the semaphore's `u32`.
+    permits: Arc<Semaphore>,
+    total_kib: u32,
+}
+
+/// A reservation of memory, released when dropped.
+#[derive(Debug)]
+pub(crate) struct MemoryPermit {
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Why a call could not reserve its memory: the reason a truncated result gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "memory budget: condensing needs about {} and {} of [limits] max_inflight_bytes = {} {}; truncated instead",
+    human_bytes(*needed),
+    human_bytes(*available),
+    human_bytes(*total),
+    if needed > total { "is less than that" } else { "stayed free for too short" }
+)]
+pub(crate) struct MemoryRefused {
+    needed: usize,
+    available: usize,
+    total: usize,
+}
+
+impl MemoryBudget {
+    /// A budget of `max_bytes`; `None` when `max_bytes` is 0 (no budget).
+    pub(crate) fn new(max_bytes: usize) -> Option<Self> {
+        let total_kib = u32::try_from(max_bytes / 1024).unwrap_or(u32::MAX);
+        (max_bytes > 0).then(|| MemoryBudget {
+            permits: Arc::new(Semaphore::new(total_kib.max(1) as usize)),
+            total_kib: total_kib.max(1),
+        })
+    }
+
+    /// Reserves what condensing `text_bytes` of text is expected to hold, waiting until
+    /// `wait_until` at most for other calls to release theirs.
+    ///
+    /// # Errors
+    ///
+    /// When the reservation is larger than the whole budget, or was not free in time.
+    pub(crate) async fn reserve(
+        &self,
+        text_bytes: usize,
+        wait_until: tokio::time::Instant,
+    ) -> Result<MemoryPermit, MemoryRefused> {
+        let needed = text_bytes.saturating_mul(WORKING_SET_FACTOR);
+        let kib = u32::try_from(needed.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let refused = |budget: &Self| MemoryRefused {
+            needed,
+            available: budget.permits.available_permits() * 1024,
+            total: budget.total_kib as usize * 1024,
+        };
+        if kib > self.total_kib {
+            return Err(refused(self));
+        }
+        let acquire = self.permits.clone().acquire_many_owned(kib);
+        match tokio::time::timeout_at(wait_until, acquire).await {
+            Ok(Ok(permit)) => Ok(MemoryPermit { _permit: permit }),
+            _ => Err(refused(self)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +274,46 @@ mod tests {
             kept.marker("cx_1")
                 .contains("whole original is kept as cx_1")
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_waits_for_memory_then_is_refused_with_the_reason() {
+        let budget = MemoryBudget::new(6 << 20).unwrap();
+        let wait = || tokio::time::Instant::now() + MEMORY_WAIT;
+        let held = budget.reserve(1 << 20, wait()).await.unwrap();
+        let refused = budget.reserve(1 << 20, wait()).await.unwrap_err();
+        let reason = refused.to_string();
+        assert!(reason.contains("max_inflight_bytes = 6.0 MiB"), "{reason}");
+        assert!(reason.contains("truncated instead"), "{reason}");
+        drop(held);
+        assert!(budget.reserve(1 << 20, wait()).await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_call_goes_ahead_once_memory_is_released() {
+        let budget = MemoryBudget::new(8 << 20).unwrap();
+        let held = budget
+            .reserve(2 << 20, tokio::time::Instant::now() + MEMORY_WAIT)
+            .await
+            .unwrap();
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(MEMORY_WAIT / 2).await;
+            drop(held);
+        });
+        let waited = budget
+            .reserve(1 << 20, tokio::time::Instant::now() + MEMORY_WAIT)
+            .await;
+        assert!(waited.is_ok());
+        release.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_call_larger_than_the_whole_budget_is_refused_at_once() {
+        let budget = MemoryBudget::new(1 << 20).unwrap();
+        let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+        let reason = budget.reserve(1 << 20, far).await.unwrap_err().to_string();
+        assert!(reason.contains("is less than that"), "{reason}");
+        assert!(MemoryBudget::new(0).is_none());
     }
 
     #[test]

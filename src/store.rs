@@ -50,7 +50,9 @@ pub enum Selection {
 #[derive(Clone)]
 pub(crate) struct Store {
     results: Option<Cache<u128, Arc<crate::engine::Condensed>>>,
-    originals: Cache<String, Arc<str>>,
+    /// Shared with the call that kept them: an original is in memory once, not once here and
+    /// once in the engine.
+    originals: Cache<String, Arc<String>>,
 }
 
 impl fmt::Debug for Store {
@@ -77,7 +79,7 @@ impl Store {
             // in favour of more popular ones, and the ref would never be retrievable.
             .eviction_policy(moka::policy::EvictionPolicy::lru())
             .max_capacity(config.originals_max_bytes)
-            .weigher(|k: &String, v: &Arc<str>| weight(k.len() + v.len()))
+            .weigher(|k: &String, v: &Arc<String>| weight(k.len() + v.len()))
             .time_to_live(config.originals_ttl)
             .build();
         Store { results, originals }
@@ -87,18 +89,16 @@ impl Store {
         self.results.as_ref()
     }
 
-    /// Keeps `original` and returns its ref.
-    pub(crate) async fn keep(&self, original: &str) -> String {
-        let reference = reference_for(original);
+    /// Keeps `original` (sharing it, not copying it) and returns its ref.
+    pub(crate) async fn keep(&self, original: Arc<String>) -> String {
+        let reference = reference_for(&original);
         if !self.originals.contains_key(&reference) {
-            self.originals
-                .insert(reference.clone(), Arc::from(original))
-                .await;
+            self.originals.insert(reference.clone(), original).await;
         }
         reference
     }
 
-    pub(crate) async fn original(&self, reference: &str) -> Option<Arc<str>> {
+    pub(crate) async fn original(&self, reference: &str) -> Option<Arc<String>> {
         self.originals.get(reference).await
     }
 
@@ -243,14 +243,14 @@ mod tests {
             ..CacheConfig::default()
         });
         for i in 0..10 {
-            let reference = store.keep(&format!("{i:0>980}")).await;
+            let reference = store.keep(Arc::new(format!("{i:0>980}"))).await;
             for _ in 0..5 {
                 assert!(store.original(&reference).await.is_some());
             }
         }
         store.originals.run_pending_tasks().await;
         let fresh = "x".repeat(980);
-        let reference = store.keep(&fresh).await;
+        let reference = store.keep(Arc::new(fresh.clone())).await;
         store.originals.run_pending_tasks().await;
         assert_eq!(
             store.retrieve(&reference, &Selection::All).await.ok(),
@@ -261,7 +261,7 @@ mod tests {
     #[tokio::test]
     async fn kept_originals_come_back() {
         let store = Store::new(&CacheConfig::default());
-        let reference = store.keep(TEXT).await;
+        let reference = store.keep(Arc::new(TEXT.to_owned())).await;
         assert_eq!(
             store.retrieve(&reference, &Selection::All).await.unwrap(),
             TEXT

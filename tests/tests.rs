@@ -20,5 +20,6 @@ mod mcp_faults;
 mod mcp_http;
 mod mcp_limits;
 mod mcp_load;
+mod memory;
 mod security;
 mod tokens;

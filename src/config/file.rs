@@ -105,6 +105,7 @@ struct FileCache {
 #[serde(default, deny_unknown_fields)]
 struct FileLimits {
     max_input_bytes: Option<usize>,
+    max_inflight_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -257,6 +258,10 @@ impl FileConfig {
                     .limits
                     .max_input_bytes
                     .unwrap_or(LimitsConfig::default().max_input_bytes),
+                max_inflight_bytes: self
+                    .limits
+                    .max_inflight_bytes
+                    .unwrap_or(LimitsConfig::default().max_inflight_bytes),
             },
             proxy,
             prompts_dir: self.prompts.dir,

@@ -320,12 +320,18 @@ pub struct LimitsConfig {
     /// The most bytes of one output that are counted, condensed or passed on; the rest is cut
     /// off and the result carries a marker saying so. Default 64 MiB.
     pub max_input_bytes: usize,
+    /// The memory that condensing calls of one engine (a proxy, a layer) may hold at once,
+    /// reckoned at four times each input's size. A call that would exceed it waits up to two
+    /// seconds, then is truncated instead, and says so in its fallback reason. 0: no budget.
+    /// Default 512 MiB.
+    pub max_inflight_bytes: usize,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
         LimitsConfig {
             max_input_bytes: 64 << 20,
+            max_inflight_bytes: 512 << 20,
         }
     }
 }

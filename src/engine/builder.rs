@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{Condenser, Hook, Inner};
 use crate::config::{Config, LlmConfig};
 use crate::error::ConfigError;
+use crate::limits::MemoryBudget;
 use crate::llm::{LiteLlm, Summarizer};
 use crate::methods::mapreduce::{ChunkCache, Progress, ProgressFn};
 use crate::policy::{Policy, RulesPolicy};
@@ -96,6 +97,7 @@ impl CondenserBuilder {
         Ok(Condenser {
             inner: Arc::new(Inner {
                 store: Store::new(&config.cache),
+                memory: MemoryBudget::new(config.limits.max_inflight_bytes),
                 chunk_cache,
                 call_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
                 merge_limit: Arc::new(tokio::sync::Semaphore::new(

@@ -4,8 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request, Verdict};
+use super::{
+    Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request, SharedText, Verdict,
+};
 use crate::config::Mode;
+use crate::limits::MEMORY_WAIT;
 use crate::llm::{LlmError, Summarizer};
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::extract::{ExtractHints, extract};
@@ -21,23 +24,39 @@ impl Condenser {
     /// plan's deadline.
     pub(super) async fn ladder(
         &self,
-        text: &str,
+        text: &SharedText,
         request: &Request<'_>,
-        plan: Plan,
+        mut plan: Plan,
         reference: &str,
         note: Option<&str>,
         started: Instant,
     ) -> Condensed {
         let counter = TokenCounter::new(plan.encoding);
         let deadline = tokio::time::Instant::from_std(started + plan.deadline);
+        let mut fallback = None;
+        // Held until the result is made: the methods' working memory is what it reserves.
+        let _memory = match &self.inner.memory {
+            Some(budget) if plan.mode != Mode::Truncate => {
+                let wait_until = deadline.min(tokio::time::Instant::now() + MEMORY_WAIT);
+                match budget.reserve(text.len(), wait_until).await {
+                    Ok(permit) => Some(permit),
+                    Err(refused) => {
+                        tracing::warn!(bytes = text.len(), "{refused}");
+                        fallback = Some(refused.to_string());
+                        plan.mode = Mode::Truncate;
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         // Count the original while the methods run: the header needs it, and on large inputs
         // it is the slowest part of the extractive path.
         let tokens_before = {
-            let owned: Arc<str> = Arc::from(text);
-            tokio::task::spawn_blocking(move || counter.count(&owned))
+            let shared = text.clone();
+            tokio::task::spawn_blocking(move || counter.count(&shared))
         };
         let body_budget = plan.budget_tokens.saturating_sub(HEADER_RESERVE);
-        let mut fallback = None;
         let mut candidate: Option<(String, Method)> = None;
 
         let wants_llm = matches!(plan.mode, Mode::Auto | Mode::Llm);
@@ -89,7 +108,7 @@ impl Condenser {
                 tool: Some(request.tool).filter(|t| !t.is_empty()),
                 arguments: request.arguments,
             };
-            let body = run_extract(text, hints, body_budget, counter).await;
+            let body = run_extract(text.clone(), hints, body_budget, counter).await;
             match body {
                 Some(body) => match judged(&body, Method::Extract) {
                     (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
@@ -301,7 +320,7 @@ pub(super) fn with_fallback(mut outcome: Condensed, fallback: Option<String>) ->
 /// Runs the extractive compressor off the async threads for large inputs, and contains a
 /// panic (it must never have one, but a tool call must survive it if it does).
 pub(super) async fn run_extract(
-    text: &str,
+    text: SharedText,
     hints: ExtractHints<'_>,
     budget: usize,
     counter: TokenCounter,
@@ -309,11 +328,10 @@ pub(super) async fn run_extract(
     const INLINE_BYTES: usize = 64 * 1024;
     if text.len() <= INLINE_BYTES {
         return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            extract(text, &hints, budget, &counter)
+            extract(&text, &hints, budget, &counter)
         }))
         .ok();
     }
-    let text: Arc<str> = Arc::from(text);
     let query = hints.query.map(str::to_owned);
     let tool = hints.tool.map(str::to_owned);
     let arguments = hints.arguments.cloned();

@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::config::{Config, Mode};
 use crate::error::{ConfigError, RetrieveError};
-use crate::limits::{Considered, InputCut, cut_input};
+use crate::limits::{Considered, InputCut, MemoryBudget, cut_input};
 use crate::llm::Summarizer;
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::mapreduce::{ChunkCache, ProgressFn};
@@ -28,7 +28,10 @@ use crate::tokens::{Encoding, TokenCounter};
 mod builder;
 mod ladder;
 mod response;
+mod shared;
 mod types;
+
+use shared::{SharedText, Source};
 
 pub use builder::CondenserBuilder;
 pub use types::{CallInfo, CondenseMeta, Condensed, Hook, Method, Request, Verdict};
@@ -77,6 +80,8 @@ struct Inner {
     /// the configured API key always.
     secrets: SecretRedactor,
     store: Store,
+    /// `[limits] max_inflight_bytes`, shared by every clone and every call.
+    memory: Option<MemoryBudget>,
     hook: Option<Arc<dyn Hook>>,
 }
 
@@ -136,6 +141,7 @@ impl Condenser {
                 prompts: inner.prompts.clone(),
                 secrets: inner.secrets.clone(),
                 store: inner.store.clone(),
+                memory: inner.memory.clone(),
                 hook: inner.hook.clone(),
             }),
         }
@@ -154,6 +160,17 @@ impl Condenser {
     /// Condenses `text` when the policy says so; otherwise returns it unchanged as a
     /// pass-through outcome. Never fails.
     pub async fn condense(&self, text: &str, request: &Request<'_>) -> Condensed {
+        self.condense_source(Source::Borrowed(text), request).await
+    }
+
+    /// As [`Condenser::condense`], taking the text over: a large output is then kept, counted
+    /// and condensed without ever being copied, so a call holds it in memory once.
+    pub async fn condense_owned(&self, text: String, request: &Request<'_>) -> Condensed {
+        self.condense_source(Source::Owned(Arc::new(text)), request)
+            .await
+    }
+
+    async fn condense_source(&self, text: Source<'_>, request: &Request<'_>) -> Condensed {
         let started = Instant::now();
         let span = tracing::info_span!(
             "condense",
@@ -165,7 +182,7 @@ impl Condenser {
             elapsed_ms = tracing::field::Empty,
         );
         let outcome = self
-            .condense_inner(text, request, started)
+            .condense_inner(&text, request, started)
             .instrument(span.clone())
             .await;
         span.record("tokens_before", outcome.tokens_before);
@@ -187,10 +204,11 @@ impl Condenser {
 
     async fn condense_inner(
         &self,
-        whole: &str,
+        source: &Source<'_>,
         request: &Request<'_>,
         started: Instant,
     ) -> Condensed {
+        let whole = source.as_str();
         let input = cut_input(
             whole,
             request.whole_bytes,
@@ -214,23 +232,28 @@ impl Condenser {
             _ => {
                 let counted = counted.get().copied();
                 return self
-                    .pass_through(whole, input, request, started, counted)
+                    .pass_through(source, input, request, started, counted)
                     .await;
             }
         };
         if let Some(mode) = request.mode {
             plan.mode = mode;
         }
-        let (reference, cut) = self.keep_original(whole, input).await;
+        let shared = source.shared();
+        let (reference, cut) = self.keep_original(&shared, input).await;
+        let text = SharedText::new(shared, input.considered.len());
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
         let note = note.as_deref();
-        let key = self.cache_key(text, request, &plan, note);
+        let key = self.cache_key(&text, request, &plan, note);
         // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
-        let stripped = crate::ansi::strip_escapes(text);
-        let text: &str = &stripped;
+        let text = match crate::ansi::strip_escapes(&text) {
+            std::borrow::Cow::Owned(stripped) => Some(stripped),
+            std::borrow::Cow::Borrowed(_) => None,
+        }
+        .map_or(text, SharedText::from_string);
         let Some(cache) = self.inner.store.results() else {
             let mut outcome = self
-                .ladder(text, request, plan, &reference, note, started)
+                .ladder(&text, request, plan, &reference, note, started)
                 .await;
             outcome.elapsed = started.elapsed();
             outcome.input_cut = cut;
@@ -241,12 +264,15 @@ impl Condenser {
             .try_get_with(key, async {
                 fresh.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut outcome = self
-                    .ladder(text, request, plan, &reference, note, started)
+                    .ladder(&text, request, plan, &reference, note, started)
                     .await;
                 outcome.input_cut = cut.clone();
-                // A fallback caused by a passing LLM failure is delivered but not kept: the
-                // next identical call should try the LLM again.
-                if outcome.fallback.is_some() && matches!(plan.mode, Mode::Auto | Mode::Llm) {
+                // A fallback caused by a passing LLM failure, or a truncation for want of
+                // memory, is delivered but not kept: the next identical call should try again.
+                let degraded = outcome.method == Method::Truncate && plan.mode != Mode::Truncate;
+                if outcome.fallback.is_some()
+                    && (matches!(plan.mode, Mode::Auto | Mode::Llm) || degraded)
+                {
                     Err(outcome)
                 } else {
                     Ok(Arc::new(outcome))
@@ -270,15 +296,19 @@ impl Condenser {
     /// when the input was cut, what the result must say about it.
     async fn keep_original(
         &self,
-        whole: &str,
+        whole: &Arc<String>,
         input: Considered<'_>,
     ) -> (String, Option<InputCut>) {
         if !input.is_cut() {
-            return (self.inner.store.keep(input.considered).await, None);
+            return (self.inner.store.keep(whole.clone()).await, None);
         }
         let whole_kept = whole.len() == input.whole_bytes
             && whole.len() as u64 <= self.inner.config.cache.originals_max_bytes;
-        let kept = if whole_kept { whole } else { input.considered };
+        let kept = if whole_kept {
+            whole.clone()
+        } else {
+            Arc::new(input.considered.to_owned())
+        };
         let reference = self.inner.store.keep(kept).await;
         let cut = InputCut {
             considered_bytes: input.considered.len(),
@@ -293,7 +323,7 @@ impl Condenser {
     /// count the policy already made, and by which encoding.
     async fn pass_through(
         &self,
-        whole: &str,
+        source: &Source<'_>,
         input: Considered<'_>,
         request: &Request<'_>,
         started: Instant,
@@ -319,7 +349,7 @@ impl Condenser {
             input_cut: None,
         };
         if input.is_cut() {
-            let (reference, cut) = self.keep_original(whole, input).await;
+            let (reference, cut) = self.keep_original(&source.shared(), input).await;
             let marker = cut
                 .as_ref()
                 .map(|cut| cut.marker(&reference))

@@ -41,7 +41,8 @@ impl Condenser {
         let (new_parts, outcomes) = match parts.len() {
             0 => return (response, Vec::new()),
             1 => {
-                let outcome = self.condense(&parts[0], &request).await;
+                let part = parts.into_iter().next().unwrap_or_default();
+                let outcome = self.condense_owned(part, &request).await;
                 if !outcome.was_changed() {
                     return (response, Vec::new());
                 }
@@ -94,11 +95,19 @@ impl Condenser {
                 // The hook still sees the pass-through outcome.
                 let input = cut_input(&joined, None, usize::MAX);
                 let counted = counted.get().copied();
-                self.pass_through(&joined, input, &request, Instant::now(), counted)
-                    .await;
+                self.pass_through(
+                    &super::Source::Borrowed(&joined),
+                    input,
+                    &request,
+                    Instant::now(),
+                    counted,
+                )
+                .await;
                 return (Vec::new(), Vec::new());
             }
         };
+        // The parts are condensed one by one: the joined copy is not needed any more.
+        drop(joined);
         // Parts larger than the whole budget are capped whatever the water level: count only
         // up to it.
         let sizes: Vec<Option<usize>> = parts
@@ -108,13 +117,13 @@ impl Condenser {
         let cap = water_level(&sizes, budget).max(MIN_METHOD_BUDGET + HEADER_RESERVE);
         let mut new_parts = Vec::with_capacity(parts.len());
         let mut outcomes = Vec::new();
-        for (part, size) in parts.iter().zip(&sizes) {
+        for (part, size) in parts.into_iter().zip(&sizes) {
             if size.is_some_and(|s| s <= cap) {
                 new_parts.push(None);
                 continue;
             }
             let part_request = request.budget(Some(cap));
-            let outcome = self.condense(part, &part_request).await;
+            let outcome = self.condense_owned(part, &part_request).await;
             if outcome.was_changed() {
                 new_parts.push(Some(outcome.text.clone()));
                 outcomes.push(outcome);
@@ -135,12 +144,12 @@ impl Condenser {
         let limit = self.inner.config.limits.max_input_bytes;
         let mut new_parts = Vec::with_capacity(parts.len());
         let mut outcomes = Vec::new();
-        for part in &parts {
+        for part in parts {
             if part.len() <= limit {
                 new_parts.push(None);
                 continue;
             }
-            let outcome = self.condense(part, &request).await;
+            let outcome = self.condense_owned(part, &request).await;
             new_parts.push(Some(outcome.text.clone()));
             outcomes.push(outcome);
         }

@@ -33,7 +33,8 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         .budget(args.budget)
         .mode(mode)
         .whole_bytes(input.whole_bytes);
-    let outcome = condenser.condense(&input.text, &request).await;
+    // Handed over, so the input is in memory once however many stages read it.
+    let outcome = condenser.condense_owned(input.text, &request).await;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let json = serde_json::json!({

@@ -194,6 +194,27 @@ pub fn extract_with_stats(
     )
 }
 
+/// The kind of `text`, and its parsed value when it is a JSON document small enough to parse
+/// whole. A large text is never parsed into a tree: a valid document is walked from its text,
+/// and any other large text is told apart by a prefix, since a parse that fails at the end of
+/// a cut document would first have built nearly all of its tree.
+fn detect_bounded(text: &str) -> (ContentKind, Option<serde_json::Value>) {
+    use kinds::json::{PARSE_WHOLE_BYTES, is_document};
+    if text.len() <= PARSE_WHOLE_BYTES || !text.trim_start().starts_with(['{', '[']) {
+        return detect::detect(text);
+    }
+    if is_document(text) {
+        return (ContentKind::Json, None);
+    }
+    let prefix = &text[..crate::tokens::floor_char_boundary(text, PARSE_WHOLE_BYTES)];
+    let prefix = &prefix[..prefix.rfind('\n').map_or(prefix.len(), |i| i + 1)];
+    match detect::detect(prefix) {
+        // The prefix alone is a whole document but the text is not: read it as text.
+        (ContentKind::Json, _) => (ContentKind::Text, None),
+        (kind, _) => (kind, None),
+    }
+}
+
 fn condense(
     text: &str,
     hints: &ExtractHints<'_>,
@@ -201,7 +222,7 @@ fn condense(
     counter: &TokenCounter,
 ) -> Extracted {
     let query = query::Query::from_hints(hints);
-    let (kind, json) = detect::detect(text);
+    let (kind, json) = detect_bounded(text);
     // No one unit may take more than about a fifth of the budget (at ~3.5 bytes a token).
     let max_unit_bytes = (budget.saturating_mul(7) / 10).clamp(160, 8000);
     let doc = kinds::build(text, kind, json, query.as_ref(), max_unit_bytes);

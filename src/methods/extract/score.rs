@@ -168,27 +168,51 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         }
     }
     if !query.exact.is_empty() {
-        let lower = doc.source.to_ascii_lowercase();
-        let starts: Vec<usize> = doc.units.iter().map(|u| u.span.start).collect();
-        let unit_at = |offset: usize| -> Option<usize> {
-            let i = starts.partition_point(|&s| s <= offset).checked_sub(1)?;
-            (offset < doc.units[i].span.end).then_some(i)
-        };
+        // A window of whole units at a time, lowercased into one buffer: a lowercased copy of
+        // the whole source would be as large as the input.
+        const WINDOW_BYTES: usize = 256 * 1024;
+        let mut hits: Vec<Vec<u32>> = vec![Vec::new(); query.exact.len()];
+        let mut lower = String::new();
+        let mut first = 0;
+        while first < n {
+            let start = doc.units[first].span.start;
+            let mut last = first;
+            while last + 1 < n && doc.units[last + 1].span.end - start <= WINDOW_BYTES {
+                last += 1;
+            }
+            let units = &doc.units[first..=last];
+            lower.clear();
+            lower.push_str(&doc.source[start..units[units.len() - 1].span.end]);
+            lower.make_ascii_lowercase();
+            for (term, term_hits) in query.exact.iter().zip(&mut hits) {
+                for (at, _) in lower.match_indices(term.as_str()) {
+                    if !whole_number_at(&lower, at, term) {
+                        continue;
+                    }
+                    let offset = start + at;
+                    let Some(i) = units
+                        .partition_point(|u| u.span.start <= offset)
+                        .checked_sub(1)
+                    else {
+                        continue;
+                    };
+                    let unit = (first + i) as u32;
+                    if offset < units[i].span.end && term_hits.last() != Some(&unit) {
+                        term_hits.push(unit);
+                    }
+                }
+            }
+            first = last + 1;
+        }
         let mut boosts = vec![0.0f32; n];
         let full = (1.0 + n as f32).ln();
-        for term in &query.exact {
-            let mut hits: Vec<usize> = lower
-                .match_indices(term.as_str())
-                .filter(|&(at, _)| whole_number_at(&lower, at, term))
-                .filter_map(|(at, _)| unit_at(at))
-                .collect();
-            hits.dedup();
+        for hits in hits {
             if hits.is_empty() {
                 continue;
             }
             let weight = EXACT_WEIGHT * (1.0 + n as f32 / hits.len() as f32).ln() / full;
             for u in hits {
-                boosts[u] += weight;
+                boosts[u as usize] += weight;
             }
         }
         for (s, b) in scores.iter_mut().zip(boosts) {
@@ -276,9 +300,9 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &m
     let mut rare = vec![0.0f32; scores.len()];
     let mut extreme = vec![0.0f32; scores.len()];
     for field in &doc.fields {
-        let all: Vec<(usize, FieldValue)> = field.values.clone();
+        let all = &field.values;
         signals(
-            &all,
+            all,
             RARE_VALUE_WEIGHT,
             EXTREME_WEIGHT,
             ends,
@@ -391,15 +415,33 @@ fn signals(
         FieldValue::Number(x) => x.to_bits(),
         FieldValue::Category(h) => h,
     };
-    let mut counts: HashMap<u64, u32> = HashMap::new();
-    for (_, v) in values {
-        *counts.entry(key(v)).or_default() += 1;
-    }
-    // A field where most values differ (ids, urls, timings) says nothing by rarity.
-    if counts.len() * 2 <= n && counts.len() > 1 {
+    // Counted by sorting rather than hashing: a field of ids has as many distinct values as
+    // records, and a map of them would cost several times the field itself.
+    let counts: Option<Vec<(u64, u32)>> = {
+        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(v)).collect();
+        keys.sort_unstable();
+        let distinct = 1 + keys.windows(2).filter(|pair| pair[0] != pair[1]).count();
+        // A field where most values differ (ids, urls, timings) says nothing by rarity.
+        (distinct * 2 <= n && distinct > 1).then(|| {
+            let mut counts: Vec<(u64, u32)> = Vec::with_capacity(distinct);
+            for k in keys {
+                match counts.last_mut() {
+                    Some((last, count)) if *last == k => *count += 1,
+                    _ => counts.push((k, 1)),
+                }
+            }
+            counts
+        })
+    };
+    if let Some(counts) = counts {
+        let count_of = |k: u64| {
+            counts
+                .binary_search_by_key(&k, |&(key, _)| key)
+                .map_or(0, |i| counts[i].1)
+        };
         let full = (n as f32).ln();
         for (u, v) in values {
-            let count = counts[&key(v)];
+            let count = count_of(key(v));
             if (count as usize) * 5 <= n {
                 let r = rare_weight * (1.0 - (count as f32).ln() / full);
                 rare[*u] = rare[*u].max(r);

@@ -12,7 +12,8 @@ pub(crate) mod lines;
 pub(crate) mod log;
 pub(crate) mod markdown;
 
-/// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any;
+/// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any
+/// (a large document is not parsed whole, and is walked from its text);
 /// `max_unit_bytes` bounds any one unit so that no single piece can crowd out the rest.
 pub(crate) fn build<'a>(
     text: &'a str,
@@ -22,7 +23,8 @@ pub(crate) fn build<'a>(
     max_unit_bytes: usize,
 ) -> Doc<'a> {
     let mut doc = match (kind, json) {
-        (ContentKind::Json, Some(value)) => json::build_document(&value, query, max_unit_bytes),
+        (ContentKind::Json, Some(value)) => json::build_value(&value, query, max_unit_bytes),
+        (ContentKind::Json, None) => json::build_document(text, query, max_unit_bytes),
         (ContentKind::JsonLines, _) => json::build_lines(text, query, max_unit_bytes),
         (ContentKind::Log, _) => log::build(text),
         (ContentKind::Csv, _) => csv::build(text),

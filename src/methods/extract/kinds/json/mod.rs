@@ -13,11 +13,15 @@ use crate::methods::extract::doc::{Doc, Field, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod project;
+mod raw;
 mod render;
 mod stats;
 
+use raw::{Element, Item};
+pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
+
 use render::{for_each_scalar, named_values, render_within};
-use stats::{KeyStats, field_value, record_level, record_template};
+use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
 
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
 /// smaller ones are shown inline.
@@ -34,13 +38,27 @@ const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 
+/// Cuts the JSON document `text` (one valid object or array) into units. Documents up to
+/// [`raw::PARSE_WHOLE_BYTES`] are parsed whole; larger ones are walked a level at a time, their
+/// records parsed one by one, so memory stays near the text's own size.
 pub(crate) fn build_document(
+    text: &str,
+    query: Option<&Query>,
+    max_unit_bytes: usize,
+) -> Doc<'static> {
+    let mut builder = Builder::new(query, max_unit_bytes);
+    builder.walk(&Item::from_text(text.trim()), "", None, 0);
+    builder.finish(ContentKind::Json)
+}
+
+/// Cuts a JSON value that is already parsed into units.
+pub(crate) fn build_value(
     value: &Value,
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
-    builder.walk(value, "", None, 0);
+    builder.walk_value(value, "", None, 0);
     builder.finish(ContentKind::Json)
 }
 
@@ -51,22 +69,19 @@ pub(crate) fn build_lines(
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
     builder.project = false;
-    let mut parsed: Vec<(String, Value)> = Vec::new();
+    let mut messages: Vec<&str> = Vec::new();
     let mut raw_lines = Vec::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) => parsed.push((String::new(), v)),
-            Err(_) => raw_lines.push((i, line)),
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        // Each message is parsed again when its unit is rendered: one at a time, so a large
+        // file never holds the tree of every message at once.
+        match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+            Ok(_) => messages.push(line),
+            Err(_) => raw_lines.push(line),
         }
     }
-    let items: Vec<(String, &Value)> = parsed.iter().map(|(l, v)| (l.clone(), v)).collect();
-    builder.records(&items, "", None);
+    builder.records(messages.iter(), &|_| String::new(), "", None);
     // Lines that are not JSON (a stray log line between messages) are kept as plain lines.
-    for (_, line) in raw_lines {
+    for line in raw_lines {
         let level = crate::methods::extract::doc::level_from_words(line);
         builder.push(
             line,
@@ -106,7 +121,10 @@ impl<'q> Builder<'q> {
         }
     }
 
-    fn finish(self, kind: ContentKind) -> Doc<'static> {
+    fn finish(mut self, kind: ContentKind) -> Doc<'static> {
+        // Built by appending: give back what the last doublings reserved but never used.
+        self.source.shrink_to_fit();
+        self.units.shrink_to_fit();
         Doc {
             kind,
             source: self.source.into(),
@@ -132,84 +150,42 @@ impl<'q> Builder<'q> {
         self.units.len() - 1
     }
 
-    fn walk(&mut self, value: &Value, path: &str, parent: Option<usize>, depth: usize) {
+    fn walk(&mut self, item: &Item<'_>, path: &str, parent: Option<usize>, depth: usize) {
+        match item {
+            Item::Parsed(value) => self.walk_value(value, path, parent, depth),
+            Item::Raw(raw) if raw.starts_with('[') => {
+                let items = raw::elements(raw);
+                if is_record_array(items.clone().map(|t| t.starts_with('{'))) {
+                    self.records(items, &|i| format!("[{i}]"), path, parent);
+                } else {
+                    self.array(&items.collect::<Vec<_>>(), path, parent, depth);
+                }
+            }
+            Item::Raw(raw) => {
+                let members = raw::members(raw);
+                let members: Vec<(&str, &str)> =
+                    members.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                self.object(&members, path, parent, depth);
+            }
+        }
+    }
+
+    fn walk_value(&mut self, value: &Value, path: &str, parent: Option<usize>, depth: usize) {
         let small = approx_len(value, INLINE_BYTES) <= INLINE_BYTES;
         match value {
-            Value::Array(items) if is_record_array(items.iter()) && !small => {
-                let items: Vec<(String, &Value)> = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (format!("[{i}]"), v))
-                    .collect();
-                self.records(&items, path, parent);
+            Value::Array(items)
+                if is_record_array(items.iter().map(Value::is_object)) && !small =>
+            {
+                self.records(items.iter(), &|i| format!("[{i}]"), path, parent);
             }
             Value::Array(items) if !small => {
-                let mut chunk: Vec<&Value> = Vec::new();
-                let mut chunk_start = 0;
-                let mut chunk_bytes = 0;
-                for (i, item) in items.iter().enumerate() {
-                    let len = approx_len(item, self.max_unit_bytes);
-                    if item.is_object() || item.is_array() && len > INLINE_BYTES {
-                        self.scalar_chunk(path, chunk_start, &chunk, parent);
-                        chunk.clear();
-                        self.walk(item, &format!("{path}[{i}]"), parent, depth + 1);
-                        chunk_start = i + 1;
-                        chunk_bytes = 0;
-                        continue;
-                    }
-                    if chunk_bytes + len > self.max_unit_bytes / 2 && !chunk.is_empty() {
-                        self.scalar_chunk(path, chunk_start, &chunk, parent);
-                        chunk.clear();
-                        chunk_start = i;
-                        chunk_bytes = 0;
-                    }
-                    chunk.push(item);
-                    chunk_bytes += len + 1;
-                }
-                self.scalar_chunk(path, chunk_start, &chunk, parent);
+                let items: Vec<&Value> = items.iter().collect();
+                self.array(&items, path, parent, depth);
             }
             Value::Object(map) if !small => {
-                let object_members = map.values().filter(|v| v.is_object()).count();
-                if map.len() >= 8 && object_members * 10 >= map.len() * 8 {
-                    let items: Vec<(String, &Value)> =
-                        map.iter().map(|(k, v)| (format!(".{k}"), v)).collect();
-                    self.records(&items, path, parent);
-                    return;
-                }
-                // The object's own line: scalars inline, big children summarised and walked.
-                let mut line = String::new();
-                let mut big = Vec::new();
-                for (k, v) in map {
-                    let inline = approx_len(v, INLINE_BYTES) <= INLINE_BYTES;
-                    if !inline {
-                        big.push((k, v));
-                    }
-                    let _ = write!(line, "{}:", json_string(k));
-                    if inline {
-                        line.push_str(&compact(v));
-                    } else {
-                        line.push_str(&summary(v));
-                    }
-                    line.push(',');
-                }
-                line.pop();
-                let text = labelled(path, &format!("{{{line}}}"));
-                let unit = self.push(
-                    &text,
-                    Unit {
-                        parent,
-                        pinned: depth <= 1,
-                        ..Unit::default()
-                    },
-                );
-                for (k, v) in big {
-                    let child = if path.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{path}.{k}")
-                    };
-                    self.walk(v, &child, Some(unit), depth + 1);
-                }
+                let members: Vec<(&str, &Value)> =
+                    map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                self.object(&members, path, parent, depth);
             }
             _ => {
                 let text = labelled(path, &compact(value));
@@ -225,11 +201,96 @@ impl<'q> Builder<'q> {
         }
     }
 
-    fn scalar_chunk(&mut self, path: &str, start: usize, items: &[&Value], parent: Option<usize>) {
+    /// An array that is not a record array: nested containers walked on their own, runs of
+    /// scalars grouped into chunks.
+    fn array<E: Element>(&mut self, items: &[E], path: &str, parent: Option<usize>, depth: usize) {
+        let mut chunk: Vec<Item<'_>> = Vec::new();
+        let mut chunk_start = 0;
+        let mut chunk_bytes = 0;
+        for (i, element) in items.iter().enumerate() {
+            let item = element.item();
+            let len = item.approx_len(self.max_unit_bytes);
+            if item.is_object() || item.is_array() && len > INLINE_BYTES {
+                self.scalar_chunk(path, chunk_start, &chunk, parent);
+                chunk.clear();
+                self.walk(&item, &format!("{path}[{i}]"), parent, depth + 1);
+                chunk_start = i + 1;
+                chunk_bytes = 0;
+                continue;
+            }
+            if chunk_bytes + len > self.max_unit_bytes / 2 && !chunk.is_empty() {
+                self.scalar_chunk(path, chunk_start, &chunk, parent);
+                chunk.clear();
+                chunk_start = i;
+                chunk_bytes = 0;
+            }
+            chunk.push(item);
+            chunk_bytes += len + 1;
+        }
+        self.scalar_chunk(path, chunk_start, &chunk, parent);
+    }
+
+    /// An object: its members as records when most are objects, else its own line (scalars
+    /// inline, big children summarised) with the big children walked under it.
+    fn object<E: Element>(
+        &mut self,
+        members: &[(&str, E)],
+        path: &str,
+        parent: Option<usize>,
+        depth: usize,
+    ) {
+        let object_members = members.iter().filter(|(_, v)| v.is_object()).count();
+        if members.len() >= 8 && object_members * 10 >= members.len() * 8 {
+            let values = members.iter().map(|(_, v)| v);
+            self.records(values, &|i| format!(".{}", members[i].0), path, parent);
+            return;
+        }
+        let mut line = String::new();
+        let mut big = Vec::new();
+        for (i, (k, v)) in members.iter().enumerate() {
+            let item = v.item();
+            let inline = item.approx_len(INLINE_BYTES) <= INLINE_BYTES;
+            let _ = write!(line, "{}:", json_string(k));
+            if inline {
+                line.push_str(&item.compact());
+            } else {
+                big.push(i);
+                line.push_str(&item.summary());
+            }
+            line.push(',');
+        }
+        line.pop();
+        let text = labelled(path, &format!("{{{line}}}"));
+        let unit = self.push(
+            &text,
+            Unit {
+                parent,
+                pinned: depth <= 1,
+                ..Unit::default()
+            },
+        );
+        for i in big {
+            let (k, v) = &members[i];
+            let child = if path.is_empty() {
+                (*k).to_owned()
+            } else {
+                format!("{path}.{k}")
+            };
+            self.walk(&v.item(), &child, Some(unit), depth + 1);
+        }
+    }
+
+    fn scalar_chunk(
+        &mut self,
+        path: &str,
+        start: usize,
+        items: &[Item<'_>],
+        parent: Option<usize>,
+    ) {
         if items.is_empty() {
             return;
         }
-        let body: Vec<String> = items.iter().map(|v| compact(v)).collect();
+        let body: Vec<String> = items.iter().map(Item::compact).collect();
         let label = format!("{path}[{start}..{}]", start + items.len());
         let text = labelled(&label, &format!("[{}]", body.join(",")));
         let unit = self.push(
@@ -242,11 +303,24 @@ impl<'q> Builder<'q> {
         self.units[unit].weight = items.len() as u32;
     }
 
-    /// Sibling records: a schema line, then one line per record.
-    fn records(&mut self, items: &[(String, &Value)], path: &str, parent: Option<usize>) {
-        let stats = KeyStats::collect(items.iter().map(|(_, v)| *v));
+    /// Sibling records: a schema line, then one line per record. Records given as text are
+    /// parsed once for the schema and once for their line, one at a time.
+    fn records<E: Element>(
+        &mut self,
+        items: impl Iterator<Item = E> + Clone,
+        label: &dyn Fn(usize) -> String,
+        path: &str,
+        parent: Option<usize>,
+    ) {
+        let mut stats = KeyStatsBuilder::default();
+        let mut count = 0;
+        for item in items.clone() {
+            count += 1;
+            item.with_value(&mut |v| stats.add(v));
+        }
+        let stats = stats.finish();
         let schema = self.push(
-            &stats.describe(path, items.len()),
+            &stats.describe(path, count),
             Unit {
                 parent,
                 pinned: true,
@@ -254,64 +328,102 @@ impl<'q> Builder<'q> {
             },
         );
         self.blocks += 1;
+        self.units.reserve(count);
         let first_field = self.fields.len();
         let mut field_index: HashMap<String, usize> = HashMap::new();
-        for (label, item) in items {
-            let exclude = |k: &str| stats.constant.contains_key(k);
-            let notable = |k: &str, v: &Value| stats.is_notable(k, v);
-            // Records are many: a smaller cap fits more of them, and the shortening keeps the
-            // fields the query names.
-            let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
-            let usual = render_within(item, cap, self.query, &exclude, &notable);
-            // A record too big to show whole, whose usual rendering folds away a leaf the
-            // query names, is projected to what the query touches instead.
-            let body = match self.query {
-                Some(q)
-                    if self.project
-                        && cap >= MIN_PROJECTION_BYTES
-                        && approx_len(item, cap) > cap =>
-                {
-                    project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
-                }
-                _ => usual,
-            };
-            let text = if label.is_empty() {
-                body
-            } else {
-                labelled(&format!("{path}{label}"), &body)
-            };
-            let level = record_level(item);
-            let named = self.query.map_or(0, |q| named_values(q, item));
-            let prior = if level == Level::Error {
-                ERROR_PRIOR
-            } else {
-                0.0
-            } + NAMED_VALUE_PRIOR * named.min(2) as f32;
-            let unit = self.push(
-                &text,
-                Unit {
-                    parent: Some(schema),
-                    template: Some(record_template(item)),
-                    level,
-                    prior,
-                    ..Unit::default()
-                },
-            );
-            for_each_scalar(item, "", 0, &mut |key, value| {
-                let Some(value) = field_value(value) else {
-                    return;
-                };
-                let next = first_field + field_index.len();
-                let index = match field_index.get(key) {
-                    Some(&index) => index,
-                    None => *field_index.entry(key.to_owned()).or_insert(next),
-                };
-                if index == self.fields.len() {
-                    self.fields.push(Field::default());
-                }
-                self.fields[index].values.push((unit, value));
+        for (i, item) in items.enumerate() {
+            item.with_value(&mut |item| {
+                let label = label(i);
+                self.record(
+                    item,
+                    &label,
+                    path,
+                    schema,
+                    &stats,
+                    first_field,
+                    &mut field_index,
+                );
             });
         }
+        for field in &mut self.fields[first_field..] {
+            if says_nothing(field) {
+                field.values = Vec::new();
+            } else {
+                field.values.shrink_to_fit();
+            }
+        }
+    }
+
+    /// One record's line, and its field values for rarity and extremes.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        item: &Value,
+        label: &str,
+        path: &str,
+        schema: usize,
+        stats: &KeyStats,
+        first_field: usize,
+        field_index: &mut HashMap<String, usize>,
+    ) {
+        let exclude = |k: &str| stats.constant.contains_key(k);
+        let notable = |k: &str, v: &Value| stats.is_notable(k, v);
+        // Records are many: a smaller cap fits more of them, and the shortening keeps the
+        // fields the query names.
+        let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+        let usual = render_within(item, cap, self.query, &exclude, &notable);
+        // A record too big to show whole, whose usual rendering folds away a leaf the
+        // query names, is projected to what the query touches instead.
+        let body = match self.query {
+            Some(q)
+                if self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap =>
+            {
+                project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
+            }
+            _ => usual,
+        };
+        let text = if label.is_empty() {
+            body
+        } else {
+            labelled(&format!("{path}{label}"), &body)
+        };
+        let level = record_level(item);
+        let named = self.query.map_or(0, |q| named_values(q, item));
+        let prior = if level == Level::Error {
+            ERROR_PRIOR
+        } else {
+            0.0
+        } + NAMED_VALUE_PRIOR * named.min(2) as f32;
+        let unit = self.push(
+            &text,
+            Unit {
+                parent: Some(schema),
+                template: Some(record_template(item)),
+                level,
+                prior,
+                ..Unit::default()
+            },
+        );
+        for_each_scalar(item, "", 0, &mut |key, value| {
+            if stats.is_silent(key) {
+                return;
+            }
+            let Some(value) = field_value(value) else {
+                return;
+            };
+            let index = match field_index.get(key) {
+                Some(&index) => index,
+                None => {
+                    let next = first_field + field_index.len();
+                    field_index.insert(key.to_owned(), next);
+                    next
+                }
+            };
+            if index == self.fields.len() {
+                self.fields.push(Field::default());
+            }
+            self.fields[index].values.push((unit, value));
+        });
     }
 }
 
@@ -341,10 +453,12 @@ pub(super) fn summary(v: &Value) -> String {
     }
 }
 
-/// At least two elements and most of them objects.
-pub(super) fn is_record_array<'v>(items: impl ExactSizeIterator<Item = &'v Value>) -> bool {
-    let n = items.len();
-    n >= 2 && items.filter(|v| v.is_object()).count() * 10 >= n * 8
+/// At least two elements and most of them objects, given whether each element is one.
+fn is_record_array(is_object: impl Iterator<Item = bool>) -> bool {
+    let (n, objects) = is_object.fold((0, 0), |(n, objects), object| {
+        (n + 1, objects + usize::from(object))
+    });
+    n >= 2 && objects * 10 >= n * 8
 }
 
 /// The compact length of `v`, counted only up to a little past `limit`.
@@ -391,7 +505,7 @@ mod tests {
     use super::*;
 
     fn doc_of(text: &str) -> Doc<'static> {
-        build_document(
+        build_value(
             &serde_json::from_str(text).unwrap_or(Value::Null),
             None,
             1000,
@@ -463,7 +577,7 @@ mod tests {
                 Value::Object(record)
             })
             .collect();
-        let doc = build_document(&Value::Array(records), None, 600);
+        let doc = build_value(&Value::Array(records), None, 600);
         let failed = (0..doc.units.len())
             .map(|i| doc.text(i))
             .find(|t| t.starts_with("[7]:"));

@@ -1,14 +1,14 @@
 //! What sibling records say about each other: keys and types, values that never change, values
 //! that set one record apart (rarity, failures), and a template of near-identical records.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::MAX_CATEGORY_BYTES;
 use super::render::for_each_scalar;
-use crate::methods::extract::doc::{FieldValue, Level};
+use crate::methods::extract::doc::{Field, FieldValue, Level};
 
 pub(super) fn field_value(v: &Value) -> Option<FieldValue> {
     match v {
@@ -91,53 +91,136 @@ pub(super) struct KeyStats {
     keys: Vec<(String, Vec<&'static str>)>,
     /// Keys present in every record with one and the same value.
     pub(super) constant: HashMap<String, ()>,
-    /// Per key, how often each short scalar value occurs.
+    /// Per key, how often each short scalar value occurs; only for keys where values repeat
+    /// enough for one to be notable.
     values: HashMap<String, HashMap<u64, usize>>,
+    /// Top-level keys whose values are all short text, all alike or all different, and nested
+    /// paths whose values are all one short text: no record stands out by them, so scoring is
+    /// not given their values.
+    silent: HashSet<String>,
     records: usize,
 }
 
-impl KeyStats {
-    pub(super) fn collect<'v>(items: impl Iterator<Item = &'v Value>) -> Self {
-        let mut keys: Vec<(String, Vec<&'static str>)> = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        let mut first_value: HashMap<&str, (&Value, bool, usize)> = HashMap::new();
-        let mut values: HashMap<String, HashMap<u64, usize>> = HashMap::new();
-        let mut n = 0;
-        for item in items {
-            n += 1;
-            let Value::Object(map) = item else { continue };
-            for (k, v) in map {
-                let i = *index.entry(k.as_str()).or_insert_with(|| {
-                    keys.push((k.clone(), Vec::new()));
-                    keys.len() - 1
-                });
-                let t = type_name(v);
-                if !keys[i].1.contains(&t) {
-                    keys[i].1.push(t);
+/// [`KeyStats`] being gathered, one record at a time, so that records need not all be parsed
+/// at once.
+#[derive(Default)]
+pub(super) struct KeyStatsBuilder {
+    keys: Vec<(String, Vec<&'static str>)>,
+    index: HashMap<String, usize>,
+    /// Per key: its first value, whether every later one equals it, and how many records
+    /// have the key.
+    first_value: HashMap<String, (Value, bool, usize)>,
+    values: HashMap<String, HashMap<u64, usize>>,
+    /// Per dotted path of a nested scalar: the one short text value every record has had
+    /// there so far, or `None` once values differ or one is a number.
+    nested: HashMap<String, Option<u64>>,
+    records: usize,
+}
+
+impl KeyStatsBuilder {
+    pub(super) fn add(&mut self, item: &Value) {
+        self.records += 1;
+        for_each_scalar(item, "", 0, &mut |path, value| {
+            if !path.contains('.') {
+                return;
+            }
+            let value = match field_value(value) {
+                Some(FieldValue::Category(hash)) => Some(hash),
+                Some(FieldValue::Number(_)) => None,
+                // Not a field value at all (a long text): scoring never sees it.
+                None => return,
+            };
+            match self.nested.get_mut(path) {
+                Some(same) if *same != value => *same = None,
+                Some(_) => {}
+                None => {
+                    self.nested.insert(path.to_owned(), value);
                 }
-                if let Some(FieldValue::Category(h)) = field_value(v) {
-                    *values.entry(k.clone()).or_default().entry(h).or_default() += 1;
+            }
+        });
+        let Value::Object(map) = item else { return };
+        for (k, v) in map {
+            let i = match self.index.get(k.as_str()) {
+                Some(&i) => i,
+                None => {
+                    self.keys.push((k.clone(), Vec::new()));
+                    self.index.insert(k.clone(), self.keys.len() - 1);
+                    self.keys.len() - 1
                 }
-                let entry = first_value.entry(k.as_str()).or_insert((v, true, 0));
-                entry.2 += 1;
-                if entry.1 && entry.0 != v {
-                    entry.1 = false;
+            };
+            let t = type_name(v);
+            if !self.keys[i].1.contains(&t) {
+                self.keys[i].1.push(t);
+            }
+            if let Some(FieldValue::Category(h)) = field_value(v) {
+                let counts = match self.values.get_mut(k.as_str()) {
+                    Some(counts) => counts,
+                    None => self.values.entry(k.clone()).or_default(),
+                };
+                *counts.entry(h).or_default() += 1;
+            }
+            match self.first_value.get_mut(k.as_str()) {
+                Some(entry) => {
+                    entry.2 += 1;
+                    if entry.1 && entry.0 != *v {
+                        entry.1 = false;
+                    }
+                }
+                None => {
+                    self.first_value.insert(k.clone(), (v.clone(), true, 1));
                 }
             }
         }
-        let constant = first_value
+    }
+
+    pub(super) fn finish(mut self) -> KeyStats {
+        let n = self.records;
+        let constant = self
+            .first_value
             .into_iter()
             .filter(|(_, (v, same, count))| {
                 *same && *count == n && n >= 3 && (v.is_object() || v.is_array())
             })
-            .map(|(k, _)| (k.to_owned(), ()))
+            .map(|(k, _)| (k, ()))
             .collect();
+        let keys = &self.keys;
+        let index = &self.index;
+        let silent = self
+            .values
+            .iter()
+            .filter(|(k, counts)| {
+                let numeric = index
+                    .get(k.as_str())
+                    .is_some_and(|&i| keys[i].1.iter().any(|t| matches!(*t, "int" | "float")));
+                let total: usize = counts.values().sum();
+                // A dotted key would share its path with a nested one.
+                !numeric && !k.contains('.') && (counts.len() <= 1 || counts.len() == total)
+            })
+            .map(|(k, _)| k.clone())
+            .chain(
+                self.nested
+                    .iter()
+                    .filter(|(_, same)| same.is_some())
+                    .map(|(path, _)| path.clone()),
+            )
+            .collect();
+        // Where more than half the records differ, no value is notable (see `is_notable`):
+        // the counts of an id-like key are as many as the records, and not needed.
+        self.values.retain(|_, counts| counts.len() * 2 <= n);
         KeyStats {
-            keys,
+            keys: self.keys,
             constant,
-            values,
+            values: self.values,
+            silent,
             records: n,
         }
+    }
+}
+
+impl KeyStats {
+    /// Whether the values under the key or dotted path `key` can set no record apart.
+    pub(super) fn is_silent(&self, key: &str) -> bool {
+        self.silent.contains(key)
     }
 
     /// Whether `v` under key `k` sets its record apart: a failure word, or a value few
@@ -197,4 +280,18 @@ pub(super) fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// Whether a field can neither set a record apart nor be an extreme: text values all alike, or
+/// all different (names, urls). Scoring finds no signal in such a field, so its values are not
+/// kept: on a large array they would cost more memory than the records' text.
+pub(super) fn says_nothing(field: &Field) -> bool {
+    let mut seen = HashSet::new();
+    for (_, value) in &field.values {
+        let FieldValue::Category(hash) = value else {
+            return false;
+        };
+        seen.insert(*hash);
+    }
+    seen.len() <= 1 || seen.len() == field.values.len()
 }
