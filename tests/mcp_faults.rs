@@ -408,17 +408,19 @@ fn crash_loop_backs_off_instead_of_restarting_on_every_call() {
     }
 }
 
-#[test]
-fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_the_reason() {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("exit-at-start");
+/// `condense proxy` over stdio in front of `upstream` (given as `proxy_args`, with or without
+/// `--`), after a raw `initialize`: the process, its still open stdin, and the answer.
+fn stdio_proxy_initialized(
+    proxy_args: &[String],
+    stderr: Stdio,
+) -> (Child, std::process::ChildStdin, Value) {
     let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
-        .args(["proxy", "--"])
-        .args(faulty(&python, &scratch, "exit-at-start", &[]))
+        .arg("proxy")
+        .args(proxy_args)
         .env("CONDENSE_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .expect("proxy starts");
     let initialize = json!({
@@ -432,7 +434,17 @@ fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_
     BufReader::new(proxy.stdout.take().expect("stdout"))
         .read_line(&mut answer)
         .expect("read");
-    let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+    let answer = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+    (proxy, stdin, answer)
+}
+
+#[test]
+fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_the_reason() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("exit-at-start");
+    let mut command = vec!["--".to_owned()];
+    command.extend(faulty(&python, &scratch, "exit-at-start", &[]));
+    let (mut proxy, _stdin, answer) = stdio_proxy_initialized(&command, Stdio::piped());
     let message = answer["error"]["message"].as_str().expect("an error");
     assert!(
         message.contains(&format!(
@@ -475,27 +487,8 @@ fn a_stdio_proxy_stops_its_upstream_and_exits_on_a_signal_while_stdin_is_open() 
     let Some(python) = python() else { return };
     for signal in ["-TERM", "-INT"] {
         let scratch = Scratch::new(&format!("signal{signal}"));
-        let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
-            .arg("proxy")
-            .args(faulty(&python, &scratch, "healthy", &[]))
-            .env("CONDENSE_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("proxy starts");
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "test", "version": "1"}}
-        });
-        let mut stdin = proxy.stdin.take().expect("stdin");
-        writeln!(stdin, "{initialize}").expect("write");
-        let mut answer = String::new();
-        BufReader::new(proxy.stdout.take().expect("stdout"))
-            .read_line(&mut answer)
-            .expect("read");
-        let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+        let command = faulty(&python, &scratch, "healthy", &[]);
+        let (mut proxy, stdin, answer) = stdio_proxy_initialized(&command, Stdio::null());
         assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
         let upstream = scratch.lines("spawns").first().cloned().expect("a spawn");
 
