@@ -37,6 +37,9 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --all-targets -- -D warnings
 
+step "cargo doc (broken links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
+
 # Under CI the fuzz targets run too, 15 s each (about two minutes of fuzzing after their
 # build); CONDENSE_FUZZ_SECONDS=0 skips them, a larger value fuzzes longer. Before the tests,
 # so that cargo test's summary stays the last thing printed.

@@ -76,6 +76,15 @@ pub enum PromptError {
     /// A template name that is not a plain file name inside the prompts directory.
     #[error("prompt name `{0}` is not a plain name inside the prompts directory")]
     BadName(String),
+    /// `[prompts] dir` does not name a readable directory.
+    #[error("key `prompts.dir`: {} is not a readable directory: {source}", path.display())]
+    Dir {
+        /// The directory as configured.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// An override file could not be read.
     #[error("cannot read prompt {}: {source}", path.display())]
     Read {

@@ -279,9 +279,13 @@ impl Prompts {
     ///
     /// # Errors
     ///
-    /// When an override cannot be read, is a link or path that leads out of `dir`, or uses a
-    /// placeholder its template does not allow.
+    /// When `dir` is not a directory, an override cannot be read, is not a regular file (a
+    /// FIFO, a device), is larger than 1 MiB, is a link or path that leads out of `dir`, or uses
+    /// a placeholder its template does not allow.
     pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
+        if let Some(dir) = dir {
+            check_dir(dir)?;
+        }
         let mut templates = BTreeMap::new();
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         for template in Template::ALL {
@@ -444,9 +448,25 @@ fn read_override(dir: &Path, name: &str) -> Result<Option<String>, PromptError> 
             )));
         }
     }
-    std::fs::read_to_string(&path)
+    crate::config::read_regular_file(&path)
         .map(Some)
         .map_err(|source| PromptError::Read { path, source })
+}
+
+/// A configured directory that is missing (a typo, a volume not mounted) would silently leave
+/// the built-in prompts in force: it is an error instead.
+fn check_dir(dir: &Path) -> Result<(), PromptError> {
+    let metadata = std::fs::metadata(dir).map_err(|source| PromptError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if metadata.is_dir() {
+        return Ok(());
+    }
+    Err(PromptError::Dir {
+        path: dir.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
+    })
 }
 
 /// `dir/NAME.md`, for a `name` that is one plain path component.

@@ -4,11 +4,17 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn condense(args: &[&str], stdin: Option<&str>) -> Output {
+    condense_with_env(args, stdin, &[])
+}
+
+/// Runs the binary with `env` set on top of an environment without condense's own variables.
+fn condense_with_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_condense"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CONDENSE_CONFIG")
         .env_remove("CONDENSE_LLM_BASE_URL")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -67,10 +73,13 @@ fn json_mode_prints_exactly_one_object_with_the_stats() {
         "ref",
         "cached",
         "elapsed_ms",
+        "fallback",
     ] {
         assert!(json.get(key).is_some(), "missing {key}");
     }
     assert_eq!(json["method"], "truncate");
+    // Truncation was asked for, not fallen back to.
+    assert_eq!(json.get("fallback"), Some(&serde_json::Value::Null));
     assert!(json["tokens_after"].as_u64().unwrap() <= 500);
     assert!(json["tokens_before"].as_u64().unwrap() > 50_000);
 }
@@ -192,4 +201,249 @@ fn the_shipped_example_config_is_valid() {
     .unwrap();
     assert_eq!(config.rule_for("read_file").threshold_tokens, 8000);
     assert!(config.llm.is_some());
+}
+
+/// A scratch directory of this test's own.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "condense-cli-{name}-{}-{}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn json_mode_says_why_a_lower_rung_answered_with_the_http_status() {
+    let Some((url, key)) = crate::litellm::proxy() else {
+        return;
+    };
+    let env = [
+        ("CONDENSE_LLM_BASE_URL", url.as_str()),
+        ("CONDENSE_LLM_API_KEY", key.as_str()),
+        // The mock model that answers every request with HTTP 500.
+        ("CONDENSE_LLM_MODEL", "internal-error"),
+        ("CONDENSE_LLM_MAX_RETRIES", "1"),
+    ];
+    let out = condense_with_env(
+        &["compress", SAMPLE, "--budget", "500", "--json"],
+        None,
+        &env,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["method"], "extract");
+    let fallback = json["fallback"].as_str().expect("a fallback reason");
+    assert!(fallback.contains("500"), "{fallback}");
+    assert!(!fallback.contains("not a chat completion"), "{fallback}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(&key));
+}
+
+#[test]
+fn a_base_url_variable_that_is_not_a_url_is_named() {
+    let out = condense_with_env(
+        &["compress", SAMPLE],
+        None,
+        &[("CONDENSE_LLM_BASE_URL", "not-a-url")],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("CONDENSE_LLM_BASE_URL"), "{stderr}");
+    assert!(!stderr.contains("llm.base_url"), "{stderr}");
+}
+
+#[test]
+fn a_missing_prompts_dir_names_the_key_and_the_path() {
+    let dir = scratch("prompts");
+    let config = dir.join("condense.toml");
+    let missing = dir.join("no-such-prompts");
+    std::fs::write(
+        &config,
+        format!("[prompts]\ndir = {:?}\n", missing.to_str().unwrap()),
+    )
+    .unwrap();
+    let out = condense(
+        &["compress", SAMPLE, "--config", config.to_str().unwrap()],
+        None,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("prompts.dir"), "{stderr}");
+    assert!(stderr.contains("no-such-prompts"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `condense proxy --listen` on a free port, its stderr in a file.
+struct Proxy {
+    child: std::process::Child,
+    port: u16,
+    log: std::path::PathBuf,
+}
+
+impl Proxy {
+    fn start(config: &std::path::Path, log: std::path::PathBuf) -> Proxy {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_condense"))
+            .args([
+                "proxy",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--config",
+            ])
+            .arg(config)
+            // Sessions start the upstream; none is opened here.
+            .args(["--", "true"])
+            .env_remove("CONDENSE_CONFIG")
+            .env_remove("CONDENSE_LLM_BASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let proxy = Proxy { child, port, log };
+        let started = std::time::Instant::now();
+        while !proxy.healthy() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "the proxy did not come up: {}",
+                proxy.stderr()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        proxy
+    }
+
+    /// Whether `GET /health` answers 200 within two seconds.
+    fn healthy(&self) -> bool {
+        use std::io::Read;
+        let timeout = std::time::Duration::from_secs(2);
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        stream.set_read_timeout(Some(timeout)).unwrap();
+        stream.set_write_timeout(Some(timeout)).unwrap();
+        let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        if stream.write_all(request.as_bytes()).is_err() {
+            return false;
+        }
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        answer.starts_with(b"HTTP/1.1 200")
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits up to `within` for `needle` in the proxy's log.
+    fn wait_for_log(&self, needle: &str, within: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        while started.elapsed() < within {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// Sends SIGTERM; whether the process exited within ten seconds (it is killed otherwise).
+    fn terminate(&mut self) -> bool {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.unwrap().success());
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(10) {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+/// A failed assertion must not leave the proxy running.
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_place_of_the_config_leaves_the_proxy_serving_and_stoppable() {
+    let dir = scratch("fifo");
+    let config = dir.join("condense.toml");
+    std::fs::write(&config, "[defaults]\nthreshold_tokens = 3000\n").unwrap();
+    let mut proxy = Proxy::start(&config, dir.join("proxy.log"));
+
+    std::fs::remove_file(&config).unwrap();
+    let made = Command::new("mkfifo").arg(&config).status().unwrap();
+    assert!(made.success());
+    // The file is checked every second: by now the FIFO has been tried.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    for _ in 0..3 {
+        assert!(proxy.healthy(), "/health stopped answering");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let log = proxy.stderr();
+    assert!(proxy.terminate(), "SIGTERM did not stop the proxy: {log}");
+    assert!(
+        log.contains("a FIFO"),
+        "the reload did not report the FIFO: {log}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A line in the shape of a shadow file's, with a made-up hash.
+const SHADOW: &str = "root:$6$Qw3rTy$fakeHashNotReal0123456789abcdefXYZ:19700:0:99999:7:::\n\
+                      daemon:*:19700:0:99999:7:::\n";
+const SHADOW_HASH: &str = "fakeHashNotReal0123456789abcdefXYZ";
+
+#[cfg(unix)]
+#[test]
+fn a_config_linked_to_a_password_file_never_shows_its_content() {
+    let dir = scratch("shadow");
+    let shadow = dir.join("shadow");
+    std::fs::write(&shadow, SHADOW).unwrap();
+    let real = dir.join("real.toml");
+    std::fs::write(&real, "[defaults]\nthreshold_tokens = 3000\n").unwrap();
+    let config = dir.join("condense.toml");
+    std::os::unix::fs::symlink(&real, &config).unwrap();
+    let mut proxy = Proxy::start(&config, dir.join("proxy.log"));
+
+    // Swing the link to the password file, as an attacker with write access to the directory.
+    let swing = dir.join("swing.toml");
+    std::os::unix::fs::symlink(&shadow, &swing).unwrap();
+    std::fs::rename(&swing, &config).unwrap();
+    assert!(
+        proxy.wait_for_log("not reloaded", std::time::Duration::from_secs(10)),
+        "the reload did not fail: {}",
+        proxy.stderr()
+    );
+    let log = proxy.stderr();
+    assert!(proxy.terminate());
+    assert!(!log.contains(SHADOW_HASH), "{log}");
+    assert!(!log.contains("root:"), "{log}");
+    assert!(log.contains("line 1"), "{log}");
+
+    let out = condense(
+        &["compress", SAMPLE, "--config", config.to_str().unwrap()],
+        None,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("condense.toml"), "{stderr}");
+    assert!(!stderr.contains(SHADOW_HASH), "{stderr}");
+    assert!(!stderr.contains("root:"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

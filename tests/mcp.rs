@@ -156,12 +156,23 @@ fn everything_features_pass_through_unchanged() {
     );
 }
 
+/// A config that switches on every tool the proxy can add.
+const ALL_ADDED_TOOLS: &str = "[proxy]\nadded_tools = [\"call_tool_summarized\", \"summarize\", \
+    \"summarize_for_extraction\", \"condense_retrieve\"]\n";
+
+fn all_added_tools_config(name: &str) -> PathBuf {
+    let config = temp_dir(name).join("condense.toml");
+    std::fs::write(&config, ALL_ADDED_TOOLS).expect("write config");
+    config
+}
+
 #[test]
 fn tools_gain_query_argument_and_added_tools_are_listed() {
     let Some(rig) = rig() else { return };
+    let config = all_added_tools_config("all-added");
     let report = rig.client(
         &json!([{"op": "list_tools"}]),
-        &via_proxy(&rig.everything(), None),
+        &via_proxy(&rig.everything(), Some(&config)),
     );
     let tools = report["steps"][0]["tools"].as_array().expect("tools");
     let echo = tools
@@ -193,6 +204,100 @@ fn tools_gain_query_argument_and_added_tools_are_listed() {
     );
 }
 
+/// Characters and cl100k tokens of a value's compact JSON, as a client sends it on.
+fn size(json: &str) -> (usize, usize) {
+    let counter = condense::TokenCounter::new(condense::Encoding::Cl100kBase);
+    (json.chars().count(), counter.count(json))
+}
+
+/// What the proxy adds to a `tools/list` answer, as compact JSON: each upstream tool's query
+/// argument and each added tool's definition. Prints it per tool; returns the total tokens.
+fn addition_to_tool_list(tools: &[Value], label: &str) -> usize {
+    let (mut chars, mut tokens) = (0, 0);
+    for tool in tools {
+        let name = tool["name"].as_str().expect("name");
+        let json = match &tool["inputSchema"]["properties"]["condense_query"] {
+            Value::Null => format!(",{tool}"),
+            query => format!(",\"condense_query\":{query}"),
+        };
+        let (c, t) = size(&json);
+        eprintln!("{label}: {name:<28} +{c:>4} chars +{t:>3} tokens");
+        chars += c;
+        tokens += t;
+    }
+    eprintln!("{label}: total +{chars} chars +{tokens} tokens");
+    tokens
+}
+
+#[test]
+fn the_default_addition_to_a_14_tool_list_stays_within_400_tokens() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("tool-list-cost");
+    let upstream = rig.filesystem(&root);
+    let list = json!([{"op": "list_tools"}]);
+    let tools_of = |report: &Value| {
+        report["steps"][0]["tools"]
+            .as_array()
+            .cloned()
+            .expect("tools")
+    };
+    let direct = tools_of(&rig.client(&list, &direct(&upstream)));
+    assert_eq!(direct.len(), 14, "server-filesystem's tool count changed");
+    let by_default = tools_of(&rig.client(&list, &via_proxy(&upstream, None)));
+    let config = all_added_tools_config("tool-list-cost-all");
+    let with_all = tools_of(&rig.client(&list, &via_proxy(&upstream, Some(&config))));
+    assert_eq!(
+        with_all.len(),
+        direct.len() + 4,
+        "every added tool is listed"
+    );
+
+    let default_tokens = addition_to_tool_list(&by_default, "default");
+    addition_to_tool_list(&with_all, "all added tools");
+    assert!(
+        default_tokens <= 400,
+        "the proxy adds {default_tokens} tokens to every request"
+    );
+    assert!(
+        by_default
+            .iter()
+            .all(|tool| tool["name"] == "condense_retrieve"
+                || tool["inputSchema"]["properties"]["condense_query"]["description"].is_string()),
+        "every upstream tool gains a described query argument"
+    );
+}
+
+#[test]
+fn a_relayed_elicitation_arrives_as_the_upstream_sent_it() {
+    let Some(rig) = rig() else { return };
+    let steps = json!([{"op": "call_tool", "name": "trigger-elicitation-request", "timeout": 30}]);
+    let direct = rig.client(&steps, &direct(&rig.everything()));
+    let proxied = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    let asked = direct["elicitations"].as_array().expect("elicitations");
+    assert_eq!(asked.len(), 1, "the upstream asked once: {direct}");
+    assert!(asked[0].get("_meta").is_none(), "{}", asked[0]);
+    // Nothing added on the way, not even rmcp's own progress token. (rmcp writes the schema's
+    // numbers as floats: `0` arrives as `0.0`, the same JSON number.)
+    assert_eq!(
+        as_floats(&proxied["elicitations"]),
+        as_floats(&direct["elicitations"])
+    );
+    assert_eq!(proxied["steps"], direct["steps"]);
+}
+
+/// `value` with every number as a float, to compare JSON numbers by value.
+fn as_floats(value: &Value) -> Value {
+    match value {
+        Value::Number(number) => json!(number.as_f64()),
+        Value::Array(items) => items.iter().map(as_floats).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, item)| (key.clone(), as_floats(item)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
 #[test]
 fn summarize_takes_a_chunking_strategy_and_names_a_bad_one() {
     let Some(rig) = rig() else { return };
@@ -200,7 +305,8 @@ fn summarize_takes_a_chunking_strategy_and_names_a_bad_one() {
         {"op": "call_tool", "name": "summarize", "arguments": {"content": "already short", "strategy": "token"}},
         {"op": "call_tool", "name": "summarize", "arguments": {"content": "already short", "strategy": "sentences"}}
     ]);
-    let report = rig.client(&steps, &via_proxy(&rig.everything(), None));
+    let config = all_added_tools_config("summarize-strategy");
+    let report = rig.client(&steps, &via_proxy(&rig.everything(), Some(&config)));
     let steps = report["steps"].as_array().expect("steps");
     assert_eq!(steps[0]["isError"], false, "{}", steps[0]);
     assert_eq!(text_of(&steps[0]), "already short");
@@ -324,6 +430,50 @@ fn large_file_is_condensed_with_header_and_retrievable() {
     let original = std::fs::read_to_string(&log).expect("read");
     let first_line = original.lines().next().expect("a line");
     assert!(text_of(&steps[2]).contains(first_line), "{}", steps[2]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Issue 15: a 17 MB log read through the real server-filesystem is one JSON-RPC line of about
+/// 34 MB (the text and its structured copy), over rmcp's 16 MiB limit. It comes back
+/// condensed within seconds instead of hanging.
+#[test]
+fn a_17_mb_file_read_through_server_filesystem_is_condensed() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("fs-17mb");
+    let log = root.join("service.log");
+    let mut text = String::with_capacity(17_100_000);
+    let mut number = 0u64;
+    while text.len() < 17_000_000 {
+        let line = if number % 4000 == 1234 {
+            format!(
+                "2026-02-03 04:05:06,{:03} ERROR [pool-{}] job {number} failed: checksum mismatch in segment {}\n",
+                number % 1000,
+                number % 16,
+                number % 97
+            )
+        } else {
+            format!(
+                "2026-02-03 04:05:06,{:03} INFO [pool-{}] job {number} finished in {} ms\n",
+                number % 1000,
+                number % 16,
+                number % 250
+            )
+        };
+        text.push_str(&line);
+        number += 1;
+    }
+    std::fs::write(&log, &text).expect("write the log");
+    let steps = json!([
+        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": log.display().to_string()}, "timeout": 90}
+    ]);
+    let started = Instant::now();
+    let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), None));
+    let elapsed = started.elapsed();
+    let step = &report["steps"][0];
+    let condensed = text_of(step);
+    assert!(condensed.starts_with("[condense:"), "{step}");
+    assert!(condensed.contains("checksum mismatch"), "{condensed}");
+    assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// The interpreter with the MCP SDK; it also runs the (standard-library only) faulty server.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     match std::env::var_os("CONDENSE_TEST_PYTHON") {
         Some(python) => Some(PathBuf::from(python)),
         None => {
@@ -29,7 +29,7 @@ fn python() -> Option<PathBuf> {
     }
 }
 
-fn script(name: &str) -> String {
+pub(crate) fn script(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp")
         .join(name)
@@ -38,12 +38,12 @@ fn script(name: &str) -> String {
 }
 
 /// A scratch directory with the spawn and event logs the faulty server writes.
-struct Scratch {
+pub(crate) struct Scratch {
     dir: PathBuf,
 }
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("condense-mcp-faults-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -51,7 +51,7 @@ impl Scratch {
         Scratch { dir }
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.dir.join(name).display().to_string()
     }
 
@@ -64,11 +64,11 @@ impl Scratch {
     }
 
     /// How many times the faulty server started.
-    fn spawns(&self) -> usize {
+    pub(crate) fn spawns(&self) -> usize {
         self.lines("spawns").len()
     }
 
-    fn config(&self, text: &str) -> String {
+    pub(crate) fn config(&self, text: &str) -> String {
         let path = self.path("condense.toml");
         std::fs::write(&path, text).expect("write config");
         path
@@ -85,7 +85,7 @@ impl Drop for Scratch {
 const SECRET: &str = "s3cr3t-token-value";
 
 /// The faulty server's command line, with its logs in `scratch`.
-fn faulty(python: &Path, scratch: &Scratch, mode: &str, extra: &[&str]) -> Vec<String> {
+pub(crate) fn faulty(python: &Path, scratch: &Scratch, mode: &str, extra: &[&str]) -> Vec<String> {
     let mut command = vec![
         python.display().to_string(),
         script("faulty_server.py"),
@@ -111,7 +111,7 @@ fn label(python: &Path) -> String {
 }
 
 /// Runs `steps` with the Python client against `target` ("stdio" + command, or "http" + URL).
-fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
+pub(crate) fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
     let output = Command::new(python)
         .arg(script("fault_client.py"))
         .arg(steps.to_string())
@@ -124,7 +124,7 @@ fn client(python: &Path, steps: &Value, target: &[String]) -> Value {
 }
 
 /// The client's target: `condense proxy` over stdio with `upstream` (a command after `--`).
-fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
+pub(crate) fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
     let mut args = Vec::new();
     if let Some(config) = config {
         args.extend(["--config".to_owned(), config.to_owned()]);
@@ -135,7 +135,7 @@ fn stdio_proxy(upstream: &[String], config: Option<&str>) -> Vec<String> {
 }
 
 /// The client's target: `condense proxy ARGS` over stdio.
-fn stdio_proxy_with(args: &[String]) -> Vec<String> {
+pub(crate) fn stdio_proxy_with(args: &[String]) -> Vec<String> {
     let mut target = vec![
         "stdio".to_owned(),
         env!("CARGO_BIN_EXE_condense").to_owned(),
@@ -211,7 +211,7 @@ impl Drop for HttpProxy {
     }
 }
 
-fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
         .into_iter()
@@ -221,14 +221,14 @@ fn text_of(result: &Value) -> String {
         .join("\n")
 }
 
-fn error_of(result: &Value) -> String {
+pub(crate) fn error_of(result: &Value) -> String {
     result["error"]
         .as_str()
         .unwrap_or_else(|| panic!("expected an error, got {result}"))
         .to_owned()
 }
 
-fn echo(text: &str) -> Value {
+pub(crate) fn echo(text: &str) -> Value {
     json!({"op": "call_tool", "name": "echo", "arguments": {"text": text}})
 }
 
@@ -464,6 +464,62 @@ fn upstream_that_exits_at_start_fails_initialize_and_the_stdio_proxy_exits_with_
         "{stderr}"
     );
     assert_eq!(scratch.spawns(), 1, "no restart at initialize");
+}
+
+/// A client (Claude Code, Cursor) ends a stdio server with SIGINT or SIGTERM while it still holds
+/// the server's stdin open: the proxy must stop its upstream and exit at once, not wait for stdin.
+/// The upstream command is given without `--`, as the MCP Inspector passes it.
+#[cfg(unix)]
+#[test]
+fn a_stdio_proxy_stops_its_upstream_and_exits_on_a_signal_while_stdin_is_open() {
+    let Some(python) = python() else { return };
+    for signal in ["-TERM", "-INT"] {
+        let scratch = Scratch::new(&format!("signal{signal}"));
+        let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
+            .arg("proxy")
+            .args(faulty(&python, &scratch, "healthy", &[]))
+            .env("CONDENSE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("proxy starts");
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}
+        });
+        let mut stdin = proxy.stdin.take().expect("stdin");
+        writeln!(stdin, "{initialize}").expect("write");
+        let mut answer = String::new();
+        BufReader::new(proxy.stdout.take().expect("stdout"))
+            .read_line(&mut answer)
+            .expect("read");
+        let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        let upstream = scratch.lines("spawns").first().cloned().expect("a spawn");
+
+        let sent = Command::new("kill")
+            .args([signal, &proxy.id().to_string()])
+            .status();
+        assert!(sent.expect("kill runs").success());
+        // Generous against a loaded machine; before the fix the proxy never exited.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while proxy.try_wait().expect("status").is_none() {
+            if Instant::now() > deadline {
+                let _ = proxy.kill();
+                panic!("the proxy did not exit on kill {signal} while its stdin was open");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let alive = Command::new("kill")
+            .args(["-0", &upstream])
+            .stderr(Stdio::null())
+            .status()
+            .expect("kill runs");
+        assert!(!alive.success(), "upstream {upstream} outlived the proxy");
+        drop(stdin);
+    }
 }
 
 #[test]

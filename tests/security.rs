@@ -666,6 +666,34 @@ fn config_with_prompts(dir: &std::path::Path) -> Config {
     .unwrap()
 }
 
+#[test]
+fn a_prompts_dir_that_does_not_exist_stops_start_up_naming_the_key_and_the_path() {
+    let root = empty_dir("prompts-missing");
+    let missing = root.join("no-such-prompts");
+    let error = Condenser::new(config_with_prompts(&missing)).unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("prompts.dir"), "{message}");
+    assert!(
+        message.contains(&missing.display().to_string()),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_place_of_a_template_stops_start_up_without_blocking() {
+    let prompts = empty_dir("prompts-fifo");
+    let fifo = prompts.join("summarize.md");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let started = std::time::Instant::now();
+    let error = Condenser::new(config_with_prompts(&prompts)).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(error.to_string().contains("a FIFO"), "{error}");
+    std::fs::remove_dir_all(&prompts).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn a_template_linked_to_a_file_outside_the_prompts_dir_stops_start_up() {
@@ -759,7 +787,8 @@ async fn through_the_mcp_proxy_the_agent_never_sees_the_key_and_the_llm_never_se
     let config = root.join("condense.toml");
     std::fs::write(
         &config,
-        "[defaults]\nthreshold_tokens = 300\nbudget_tokens = 600\nmode = \"llm\"\n\n[llm]\nmax_retries = 0\n",
+        "[defaults]\nthreshold_tokens = 300\nbudget_tokens = 600\nmode = \"llm\"\n\n[llm]\nmax_retries = 0\n\n\
+         [proxy]\nadded_tools = [\"summarize\", \"condense_retrieve\"]\n",
     )
     .unwrap();
     // The client starts the proxy with a clean environment: pass the endpoint through `env`.

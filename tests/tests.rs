@@ -17,6 +17,8 @@ mod mapreduce;
 mod mcp;
 mod mcp_client;
 mod mcp_faults;
+mod mcp_http;
+mod mcp_limits;
 mod mcp_load;
 mod memory;
 mod security;

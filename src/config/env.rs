@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::CONFIG_SCHEMA;
+use super::{CONFIG_SCHEMA, excerpt};
 use crate::error::ConfigError;
 
 /// Environment variables, from the process or given (for tests and embedding).
@@ -114,6 +114,14 @@ fn typed_env_value(raw: &str, key_schema: &Value) -> Option<Value> {
         Some("integer") => raw.parse::<u64>().ok().map(Value::from),
         Some("number") => raw.parse::<f64>().ok().map(Value::from),
         Some("boolean") => raw.parse::<bool>().ok().map(Value::from),
+        // A list in one variable: comma-separated, as in `PATH`-like settings.
+        Some("array") => Some(Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| Value::String(item.to_owned()))
+                .collect(),
+        )),
         _ => Some(Value::String(raw.to_owned())),
     }
 }
@@ -128,7 +136,8 @@ pub(super) fn validate(
     };
     let pointer = error.instance_path().to_string();
     let mut key = pointer_to_key(&pointer);
-    let mut message = error.to_string();
+    // The schema's message quotes the offending value: shown short and redacted.
+    let mut message = excerpt(&error.to_string());
     // An unknown key is reported at its parent; name the key itself.
     if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
         error.kind()

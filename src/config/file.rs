@@ -1,5 +1,6 @@
 //! The file's shape, as written, and how it resolves into a [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -114,6 +115,13 @@ struct FileProxy {
     upstream_timeout_ms: Option<u64>,
     restart_backoff_initial_ms: Option<u64>,
     restart_backoff_max_ms: Option<u64>,
+    max_sessions: Option<usize>,
+    session_idle_timeout_ms: Option<u64>,
+    read_timeout_ms: Option<u64>,
+    allowed_origins: Option<Vec<String>>,
+    auth_token_env: Option<String>,
+    allow_unauthenticated: Option<bool>,
+    added_tools: Option<Vec<String>>,
 }
 
 impl FileProxy {
@@ -123,16 +131,30 @@ impl FileProxy {
         let d = ProxyConfig::default();
         let proxy = ProxyConfig {
             query_argument_name: self.query_argument_name.unwrap_or(d.query_argument_name),
-            upstream_timeout: self
-                .upstream_timeout_ms
-                .filter(|millis| *millis > 0)
-                .map(Duration::from_millis),
+            upstream_timeout: match self.upstream_timeout_ms {
+                None => d.upstream_timeout,
+                Some(0) => None,
+                Some(millis) => Some(Duration::from_millis(millis)),
+            },
             restart_backoff_initial: self
                 .restart_backoff_initial_ms
                 .map_or(d.restart_backoff_initial, Duration::from_millis),
             restart_backoff_max: self
                 .restart_backoff_max_ms
                 .map_or(d.restart_backoff_max, Duration::from_millis),
+            max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
+            session_idle_timeout: self
+                .session_idle_timeout_ms
+                .map_or(d.session_idle_timeout, Duration::from_millis),
+            read_timeout: self
+                .read_timeout_ms
+                .map_or(d.read_timeout, Duration::from_millis),
+            allowed_origins: self.allowed_origins.unwrap_or(d.allowed_origins),
+            auth_token_env: self.auth_token_env.or(d.auth_token_env),
+            allow_unauthenticated: self
+                .allow_unauthenticated
+                .unwrap_or(d.allow_unauthenticated),
+            added_tools: self.added_tools.unwrap_or(d.added_tools),
         };
         if proxy.restart_backoff_max < proxy.restart_backoff_initial {
             return Err(ConfigError::Invalid {
@@ -156,7 +178,17 @@ struct FilePrompts {
 }
 
 impl FileConfig {
-    pub(super) fn resolve(self, origin: &str, env: &EnvVars) -> Result<Config, ConfigError> {
+    /// `overridden` maps the JSON pointers set from the environment to their variables, so a
+    /// value that fails here is reported under the variable that set it.
+    pub(super) fn resolve(
+        self,
+        origin: &str,
+        env: &EnvVars,
+        overridden: &BTreeMap<String, String>,
+    ) -> Result<Config, ConfigError> {
+        if let Some(base_url) = self.llm.as_ref().and_then(|llm| llm.base_url.as_deref()) {
+            check_base_url(base_url, origin, overridden)?;
+        }
         let defaults = ToolRule {
             pattern: "*".into(),
             threshold_tokens: self.defaults.threshold_tokens,
@@ -237,4 +269,31 @@ impl FileConfig {
             origin: origin.to_owned(),
         })
     }
+}
+
+/// A `base_url` the client could not use is a configuration error at load, naming the variable
+/// when `CONDENSE_LLM_BASE_URL` set it. The URL itself is not echoed: it may carry a password.
+fn check_base_url(
+    base_url: &str,
+    origin: &str,
+    overridden: &BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    let Err(error) = crate::llm::chat_completions_url(base_url) else {
+        return Ok(());
+    };
+    let message = match error {
+        crate::llm::LlmError::InvalidConfig(message) => message,
+        other => other.to_string(),
+    };
+    Err(match overridden.get("/llm/base_url") {
+        Some(var) => ConfigError::Env {
+            var: var.clone(),
+            message,
+        },
+        None => ConfigError::Invalid {
+            origin: origin.to_owned(),
+            key: "llm.base_url".into(),
+            message,
+        },
+    })
 }

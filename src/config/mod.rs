@@ -40,12 +40,14 @@ use crate::tokens::Encoding;
 mod env;
 mod file;
 mod glob;
+mod read;
 #[cfg(test)]
 mod tests;
 
 use env::{EnvVars, apply_env_overrides, validate};
 use file::FileConfig;
 pub use glob::glob_matches;
+pub use read::{MAX_CONFIG_FILE_BYTES, read_regular_file};
 
 /// The JSON Schema every configuration is validated against.
 pub const CONFIG_SCHEMA: &str = include_str!("../../schema/condense.schema.json");
@@ -337,11 +339,29 @@ impl Default for LimitsConfig {
 /// The default name of the argument each listed tool gains for the model's query.
 pub const DEFAULT_QUERY_ARGUMENT: &str = "condense_query";
 
+/// The default longest wait for the upstream's answer to one relayed request.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The tools the proxy adds to the upstream's by default: only `condense_retrieve`, which
+/// returns the originals that condensed results name. Every added tool's definition is sent
+/// with each model request of a session, so the others (`call_tool_summarized`, `summarize`,
+/// `summarize_for_extraction`) are listed only when configured.
+pub const DEFAULT_ADDED_TOOLS: &[&str] = &["condense_retrieve"];
+
 /// The default first delay before restarting a crashed upstream server.
 pub const DEFAULT_RESTART_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
 
 /// The default longest delay between restarts of a crashing upstream server.
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The default number of client sessions an HTTP proxy serves at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 32;
+
+/// The default time after which an HTTP session with no traffic is closed, with its upstream.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The default time an HTTP client has to send a request's headers, and then its body.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `[proxy]`: what only `condense proxy` reads: its query argument and how it handles a failing
 /// upstream server. Overridden by `CONDENSE_PROXY_<KEY>`.
@@ -351,23 +371,58 @@ pub struct ProxyConfig {
     /// The name of the query argument added to the listed tools' input schemas. Default
     /// [`DEFAULT_QUERY_ARGUMENT`].
     pub query_argument_name: String,
-    /// How long a request relayed to the upstream may take before it is cancelled upstream and
-    /// answered with a timeout error. Default: none (`upstream_timeout_ms = 0`).
+    /// How long a request relayed to the upstream may go without an answer or a progress
+    /// update before it is cancelled upstream and answered with a timeout error. Default [`DEFAULT_UPSTREAM_TIMEOUT`]; `None`
+    /// (`upstream_timeout_ms = 0`) waits as long as the client does.
     pub upstream_timeout: Option<Duration>,
     /// The first delay before a crashed upstream server is started again; it doubles with
     /// every failure in a row. Default 100 ms.
     pub restart_backoff_initial: Duration,
     /// The longest delay between restarts. Default 30 s; never below the first delay.
     pub restart_backoff_max: Duration,
+    /// Over HTTP, the most client sessions served at once (each has its own upstream); an
+    /// `initialize` beyond it is refused. Default [`DEFAULT_MAX_SESSIONS`].
+    pub max_sessions: usize,
+    /// Over HTTP, how long a session may go without a request before it is closed and its
+    /// upstream stopped. Default [`DEFAULT_SESSION_IDLE_TIMEOUT`].
+    pub session_idle_timeout: Duration,
+    /// Over HTTP, how long a client has to send a request's headers (from connecting, or from
+    /// its previous request), and then its body. Default [`DEFAULT_READ_TIMEOUT`].
+    pub read_timeout: Duration,
+    /// Over HTTP, the browser origins accepted besides loopback ones (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*` and their `https` forms), e.g.
+    /// `"https://app.example.com"` or `"http://10.0.0.5:*"`. A request with another `Origin` is
+    /// refused; one without `Origin` is not browser traffic and passes. Default: none.
+    pub allowed_origins: Vec<String>,
+    /// Over HTTP, the environment variable holding the bearer token every MCP request must
+    /// carry (`Authorization: Bearer <token>`). Default: none (no token asked for).
+    pub auth_token_env: Option<String>,
+    /// Over HTTP, whether to serve a non-loopback address without a token. Default false: the
+    /// proxy refuses to start instead.
+    pub allow_unauthenticated: bool,
+    /// The tools the proxy adds to the upstream's list, by name (`condense_retrieve`,
+    /// `call_tool_summarized`, `summarize`, `summarize_for_extraction`). Default
+    /// [`DEFAULT_ADDED_TOOLS`]; a tool not named is neither listed nor answered by the proxy.
+    pub added_tools: Vec<String>,
 }
 
 impl Default for ProxyConfig {
     fn default() -> Self {
         ProxyConfig {
             query_argument_name: DEFAULT_QUERY_ARGUMENT.to_owned(),
-            upstream_timeout: None,
+            upstream_timeout: Some(DEFAULT_UPSTREAM_TIMEOUT),
             restart_backoff_initial: DEFAULT_RESTART_BACKOFF_INITIAL,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            allowed_origins: Vec::new(),
+            auth_token_env: None,
+            allow_unauthenticated: false,
+            added_tools: DEFAULT_ADDED_TOOLS
+                .iter()
+                .map(|&name| name.to_owned())
+                .collect(),
         }
     }
 }
@@ -424,13 +479,15 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// When the file cannot be read, is not TOML, or does not match the schema (the error names
-    /// the file and the key), or an override variable holds a value of the wrong type.
+    /// When the file cannot be read, is not a regular file (a FIFO, a device; a symlink is
+    /// followed to its target), is larger than [`MAX_CONFIG_FILE_BYTES`], is not TOML, or does
+    /// not match the schema (the error names the file and the key), or an override variable
+    /// holds a value of the wrong type.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         let from_env = std::env::var_os(CONFIG_PATH_ENV).map(PathBuf::from);
         match path.map(Path::to_path_buf).or(from_env) {
             Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                let text = read_regular_file(&path).map_err(|source| ConfigError::Read {
                     path: path.clone(),
                     source,
                 })?;
@@ -469,20 +526,20 @@ impl Config {
             .parse()
             .map_err(|e: toml::de::Error| ConfigError::Toml {
                 origin: origin.to_owned(),
-                message: e.to_string(),
+                message: toml_error_without_source(&e, text),
             })?;
         let mut doc = serde_json::to_value(table).map_err(|e| ConfigError::Toml {
             origin: origin.to_owned(),
-            message: e.to_string(),
+            message: excerpt(&e.to_string()),
         })?;
         let overridden = apply_env_overrides(&mut doc, env)?;
         validate(&doc, origin, &overridden)?;
         let file: FileConfig = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
             origin: origin.to_owned(),
             key: String::new(),
-            message: e.to_string(),
+            message: excerpt(&e.to_string()),
         })?;
-        file.resolve(origin, env)
+        file.resolve(origin, env, &overridden)
     }
 
     /// The settings for `tool`: the first `[[tools]]` rule whose glob matches, over
@@ -493,4 +550,43 @@ impl Config {
             None => self.defaults.clone(),
         }
     }
+}
+
+/// The longest excerpt of a file's content an error may carry.
+const MAX_EXCERPT_CHARS: usize = 120;
+
+/// A parse error as the line and column and what the parser expected, without the source line
+/// that `toml`'s own message quotes: text that is not TOML may be anything the path points at
+/// (a password file behind a symlink), so none of it is repeated.
+fn toml_error_without_source(error: &toml::de::Error, text: &str) -> String {
+    let what = excerpt(error.message());
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("line {line}, column {column}: {what}")
+        }
+        None => what,
+    }
+}
+
+/// A message that may quote the file's values (a schema error's `"fast" is not one of …`): on
+/// one line, with secrets redacted, cut to [`MAX_EXCERPT_CHARS`].
+pub(super) fn excerpt(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let joined = lines.join("; ");
+    let redacted = crate::secrets::SecretRedactor::new()
+        .redact(&joined)
+        .into_owned();
+    if redacted.chars().count() <= MAX_EXCERPT_CHARS {
+        return redacted;
+    }
+    let mut cut: String = redacted.chars().take(MAX_EXCERPT_CHARS).collect();
+    cut.push('…');
+    cut
 }

@@ -185,11 +185,17 @@ fn proxy_keys_are_typed_in_the_one_config() {
 }
 
 #[test]
-fn proxy_keys_default_to_no_timeout_and_100_ms_doubling_to_30_s() {
-    let config = Config::from_toml_str("[proxy]\nupstream_timeout_ms = 0\n", "t.toml").unwrap();
+fn proxy_keys_default_to_a_120_s_timeout_and_100_ms_doubling_to_30_s() {
+    let config = Config::from_toml_str("[proxy]\n", "t.toml").unwrap();
     assert_eq!(config.proxy, ProxyConfig::default());
     assert_eq!(config.proxy.query_argument_name, DEFAULT_QUERY_ARGUMENT);
-    assert_eq!(config.proxy.upstream_timeout, None);
+    // Issue 15: a finite default, so that no relayed request can wait forever.
+    assert_eq!(
+        config.proxy.upstream_timeout,
+        Some(Duration::from_secs(120))
+    );
+    let no_timeout = Config::from_toml_str("[proxy]\nupstream_timeout_ms = 0\n", "t.toml").unwrap();
+    assert_eq!(no_timeout.proxy.upstream_timeout, None);
     assert_eq!(
         config.proxy.restart_backoff_initial,
         Duration::from_millis(100)
@@ -260,6 +266,170 @@ fn environment_overrides_the_proxy_keys_and_names_a_bad_variable() {
     .to_string();
     assert!(
         message.contains("CONDENSE_PROXY_UPSTREAM_TIMEOUT_MS"),
+        "{message}"
+    );
+}
+
+/// A line in the shape of a shadow file's, with a made-up hash.
+const SHADOW_LINE: &str =
+    "root:$6$Zq0wJ8xP$fakefakehashnotrealXq1eJ9lM2kLp0oN7uYvT4sR3aB6cD8eF0gH:19700:0:99999:7:::";
+
+#[test]
+fn text_that_is_not_toml_is_located_but_never_quoted() {
+    let message = err(&format!("{SHADOW_LINE}\ndaemon:*:19700:0:99999:7:::\n"));
+    assert!(message.contains("line 1, column"), "{message}");
+    assert!(!message.contains("fakefakehash"), "{message}");
+    assert!(!message.contains("root:"), "{message}");
+    let message = err("[defaults]\nthreshold_tokens = 10\nnot toml at all\n");
+    assert!(message.contains("line 3"), "{message}");
+    assert!(!message.contains("at all"), "{message}");
+}
+
+#[test]
+fn a_value_quoted_by_a_schema_error_is_short_and_redacted() {
+    let long = "x".repeat(500);
+    let message = err(&format!("[defaults]\nmode = \"{long}\"\n"));
+    assert!(message.contains("defaults.mode"), "{message}");
+    assert!(message.len() < 300, "{} bytes: {message}", message.len());
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let message = err(&format!("[llm]\nmodel = [\"{token}\"]\n"));
+    assert!(message.contains("llm.model"), "{message}");
+    assert!(!message.contains(token), "{message}");
+}
+
+#[test]
+fn a_base_url_that_is_not_a_url_names_where_it_came_from() {
+    let from_env = Config::from_toml_str_with_env(
+        "",
+        "condense.toml",
+        [("CONDENSE_LLM_BASE_URL".to_owned(), "not-a-url".to_owned())],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&from_env, ConfigError::Env { var, .. } if var == "CONDENSE_LLM_BASE_URL"),
+        "{from_env}"
+    );
+    let message = err("[llm]\nbase_url = \"ftp://host\"\n");
+    assert!(message.contains("llm.base_url"), "{message}");
+    let good = Config::from_toml_str("[llm]\nbase_url = \"http://127.0.0.1:4000\"\n", "t");
+    assert!(good.is_ok());
+}
+
+#[cfg(unix)]
+#[test]
+fn loading_a_fifo_fails_at_once_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("condense-cfg-{}", fastrand::u64(..)));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("condense.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let message = Config::load(Some(&fifo)).unwrap_err().to_string();
+    assert!(message.contains("condense.toml"), "{message}");
+    assert!(message.contains("a FIFO"), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn http_keys_are_typed_and_default_to_a_bounded_loopback_proxy() {
+    let defaults = ProxyConfig::default();
+    assert_eq!(defaults.max_sessions, 32);
+    assert_eq!(defaults.session_idle_timeout, Duration::from_secs(120));
+    assert_eq!(defaults.read_timeout, Duration::from_secs(10));
+    assert!(defaults.allowed_origins.is_empty());
+    assert_eq!(defaults.auth_token_env, None);
+    assert!(!defaults.allow_unauthenticated);
+
+    let config = Config::from_toml_str(
+        r#"
+        [proxy]
+        max_sessions = 4
+        session_idle_timeout_ms = 1500
+        read_timeout_ms = 250
+        allowed_origins = ["https://app.example.com", "http://10.0.0.5:*"]
+        auth_token_env = "CONDENSE_TOKEN"
+        allow_unauthenticated = true
+        "#,
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(config.proxy.max_sessions, 4);
+    assert_eq!(
+        config.proxy.session_idle_timeout,
+        Duration::from_millis(1500)
+    );
+    assert_eq!(config.proxy.read_timeout, Duration::from_millis(250));
+    assert_eq!(
+        config.proxy.allowed_origins,
+        ["https://app.example.com", "http://10.0.0.5:*"]
+    );
+    assert_eq!(
+        config.proxy.auth_token_env.as_deref(),
+        Some("CONDENSE_TOKEN")
+    );
+    assert!(config.proxy.allow_unauthenticated);
+}
+
+#[test]
+fn allowed_origins_come_comma_separated_from_the_environment() {
+    let config = Config::from_toml_str_with_env(
+        "",
+        "t.toml",
+        [(
+            "CONDENSE_PROXY_ALLOWED_ORIGINS".to_owned(),
+            "https://a.example, http://b.example:8080".to_owned(),
+        )],
+    )
+    .unwrap();
+    assert_eq!(
+        config.proxy.allowed_origins,
+        ["https://a.example", "http://b.example:8080"]
+    );
+}
+
+#[test]
+fn an_origin_with_a_path_or_no_scheme_is_rejected_naming_the_key() {
+    for origin in ["app.example.com", "https://app.example.com/mcp"] {
+        let message = err(&format!("[proxy]\nallowed_origins = [\"{origin}\"]\n"));
+        assert!(message.contains("allowed_origins"), "{message}");
+    }
+    let message = err("[proxy]\nmax_sessions = 0\n");
+    assert!(message.contains("proxy.max_sessions"), "{message}");
+}
+
+#[test]
+fn added_tools_default_to_retrieve_and_an_unknown_one_is_named() {
+    let defaults = Config::from_toml_str("", "condense.toml").unwrap().proxy;
+    assert_eq!(defaults.added_tools, ["condense_retrieve"]);
+    let config = Config::from_toml_str(
+        "[proxy]\nadded_tools = [\"condense_retrieve\", \"summarize\"]\n",
+        "condense.toml",
+    )
+    .unwrap();
+    assert_eq!(config.proxy.added_tools, ["condense_retrieve", "summarize"]);
+    let none = Config::from_toml_str("[proxy]\nadded_tools = []\n", "condense.toml").unwrap();
+    assert!(none.proxy.added_tools.is_empty());
+    let message = err("[proxy]\nadded_tools = [\"condense_retreive\"]\n");
+    assert!(message.contains("proxy.added_tools"), "{message}");
+    assert!(message.contains("condense_retreive"), "{message}");
+}
+
+#[test]
+fn added_tools_come_comma_separated_from_the_environment() {
+    let env = |value: &str| {
+        Config::from_toml_str_with_env(
+            "",
+            "t.toml",
+            [("CONDENSE_PROXY_ADDED_TOOLS".to_owned(), value.to_owned())],
+        )
+    };
+    let config = env("condense_retrieve, call_tool_summarized").unwrap();
+    assert_eq!(
+        config.proxy.added_tools,
+        ["condense_retrieve", "call_tool_summarized"]
+    );
+    let message = env("summarise").unwrap_err().to_string();
+    assert!(
+        message.contains("proxy.added_tools") && message.contains("summarise"),
         "{message}"
     );
 }

@@ -16,6 +16,7 @@ mod retry_after;
 mod wire;
 
 pub use error::LlmError;
+pub(crate) use litellm::chat_completions_url;
 pub use litellm::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CONCURRENCY, DEFAULT_MODEL, DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT, LiteLlm, LiteLlmBuilder,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ProxyError {
     /// Neither an upstream command nor an upstream URL was given.
-    #[error("no upstream: give a command after `--` or an upstream URL")]
+    #[error("no upstream MCP server: give its command (after `--`, or directly) or --upstream-url")]
     NoUpstream,
     /// The upstream command could not be started.
     #[error("could not start the upstream command `{program}`")]
@@ -41,6 +41,26 @@ pub enum ProxyError {
         /// Why binding failed.
         #[source]
         source: std::io::Error,
+    },
+    /// `[proxy] auth_token_env` names a variable that is not set, or is empty.
+    #[error(
+        "[proxy] auth_token_env names the environment variable `{var}`, but it is not set or is \
+         empty: set it to the token clients must send as `Authorization: Bearer <token>`"
+    )]
+    AuthToken {
+        /// The variable's name (never its value).
+        var: String,
+    },
+    /// HTTP was asked for on a non-loopback address with no token and no explicit opt-out.
+    #[error(
+        "refusing to serve MCP on {addr} without authentication: anyone who reaches it could \
+         run the upstream server. Set [proxy] auth_token_env to a variable holding a token, \
+         listen on a loopback address (127.0.0.1), or pass --allow-unauthenticated \
+         ([proxy] allow_unauthenticated = true) when something else guards the address"
+    )]
+    Unprotected {
+        /// The address that would have been served.
+        addr: String,
     },
     /// The client's `initialize` failed, typically because the upstream server could not be
     /// started; the client was told why.

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleServer, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
 use super::http;
+use super::relay::AsRelayed;
 use super::server::{Loaded, ProxyServer, Shared};
 use super::upstream::UpstreamSpec;
 use crate::{Condenser, Config};
@@ -32,6 +35,9 @@ pub struct ProxyOptions {
     pub listen: Option<SocketAddr>,
     /// How often the configuration file is checked for changes. Default: 1 s.
     pub reload_interval: Duration,
+    /// Serve HTTP on a non-loopback address without a token (`[proxy] auth_token_env`), as
+    /// `[proxy] allow_unauthenticated` does. Default: false, the proxy refuses to start.
+    pub allow_unauthenticated: bool,
 }
 
 impl ProxyOptions {
@@ -42,6 +48,7 @@ impl ProxyOptions {
             config: None,
             listen: None,
             reload_interval: Duration::from_secs(1),
+            allow_unauthenticated: false,
         }
     }
 
@@ -56,6 +63,13 @@ impl ProxyOptions {
     #[must_use]
     pub fn with_listen(mut self, addr: SocketAddr) -> Self {
         self.listen = Some(addr);
+        self
+    }
+
+    /// Serves a non-loopback address even without a token; a warning is logged.
+    #[must_use]
+    pub fn with_allow_unauthenticated(mut self, allow: bool) -> Self {
+        self.allow_unauthenticated = allow;
         self
     }
 
@@ -96,7 +110,13 @@ pub async fn serve_http(
     shutdown: CancellationToken,
 ) -> Result<(), ProxyError> {
     let shared = shared(&options, &shutdown)?;
-    http::serve(listener, shared, shutdown).await
+    http::serve(listener, shared, options.allow_unauthenticated, shutdown).await
+}
+
+/// The client-facing transport over this process's stdin and stdout.
+fn stdio_transport() -> impl Transport<RoleServer, Error = std::io::Error> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    AsRelayed(AsyncRwTransport::new_server(stdin, stdout))
 }
 
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
@@ -104,7 +124,7 @@ async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Resu
     let server = ProxyServer::new(shared);
     let running = match server
         .clone()
-        .serve_with_ct(rmcp::transport::stdio(), shutdown.child_token())
+        .serve_with_ct(stdio_transport(), shutdown.child_token())
         .await
     {
         Ok(running) => running,
@@ -151,14 +171,19 @@ fn shared(options: &ProxyOptions, shutdown: &CancellationToken) -> Result<Arc<Sh
 /// How many earlier configurations keep answering retrievals after reloads.
 const KEPT_CONDENSERS: usize = 3;
 
-/// Reads the file (or the defaults) into the one `Config` and its engine.
+/// Reads the file (or the defaults) into the one `Config` and its engine. It touches the file
+/// system (the config, the prompts directory), so the watcher runs it off the async runtime.
 pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Loaded, ProxyError> {
     let invalid = |message: String| ProxyError::Config {
         path: path.map(Path::to_path_buf).unwrap_or_default(),
         message,
     };
     let text = match path {
-        Some(path) => std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?,
+        // Only a regular file of bounded size, opened without blocking: a FIFO or a device put
+        // in the file's place is an error, not a proxy that waits forever.
+        Some(path) => {
+            crate::config::read_regular_file(path).map_err(|error| invalid(error.to_string()))?
+        }
         None => String::new(),
     };
     let origin = path.map_or_else(|| "defaults".to_owned(), |p| p.display().to_string());
@@ -174,7 +199,8 @@ pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Load
     Ok(Loaded { engine, previous })
 }
 
-/// The file's identity for change detection: modification time and length.
+/// The file's identity for change detection: modification time and length. `stat` never blocks
+/// on a FIFO, so this is safe on the runtime.
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.modified().ok()?, metadata.len()))
@@ -205,7 +231,17 @@ async fn watch_config(
         let current = sender.borrow().clone();
         let mut previous = vec![current.engine.clone()];
         previous.extend(current.previous.iter().take(KEPT_CONDENSERS - 1).cloned());
-        match load(Some(&path), previous) {
+        // Off the runtime: whatever the path now names, a slow or stuck file system must not
+        // stall the threads that answer `/health`, MCP calls and signals.
+        let reading = path.clone();
+        let reloaded = tokio::task::spawn_blocking(move || load(Some(&reading), previous)).await;
+        let Ok(reloaded) = reloaded else {
+            tracing::warn!(
+                "configuration not reloaded (the reader panicked); the previous one stays in force"
+            );
+            continue;
+        };
+        match reloaded {
             Ok(loaded) => {
                 tracing::info!(path = %path.display(), "configuration reloaded");
                 sender.send_replace(Arc::new(loaded));

@@ -1,13 +1,18 @@
 //! Relaying one request to the other side of the proxy, in either direction: its `_meta`, its
 //! progress, its cancellation and its timeout travel with it.
 
+use std::future::Future;
 use std::time::Duration;
 
 use rmcp::Peer;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ErrorData as McpError, RequestMetaObject,
+    CancelledNotification, CancelledNotificationParam, ErrorData as McpError, GetExtensions,
+    GetMeta, JsonRpcMessage, RequestMetaObject,
 };
-use rmcp::service::{PeerRequestOptions, ServiceError, ServiceRole};
+use rmcp::service::{
+    PeerRequestOptions, RxJsonRpcMessage, ServiceError, ServiceRole, TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
 use tokio_util::sync::CancellationToken;
 
 use super::progress::ProgressRoutes;
@@ -61,7 +66,8 @@ impl From<ServiceError> for RelayError {
 }
 
 /// Sends `request` to `peer` with the original request's `_meta`, routes its progress back,
-/// cancels it when `cancelled` fires, and, after `timeout`, cancels it on the peer's side.
+/// cancels it when `cancelled` fires, and, after `timeout` without an answer or a progress
+/// update, cancels it on the peer's side.
 pub(crate) async fn relay_request<R: ServiceRole>(
     peer: &Peer<R>,
     request: R::Req,
@@ -74,9 +80,17 @@ pub(crate) async fn relay_request<R: ServiceRole>(
     let mut meta = meta.clone();
     // rmcp sets a progress token of its own on every request; the route maps it back.
     meta.remove("progressToken");
+    let mut request = request;
+    if original_token.is_none() && timeout.is_none() {
+        // Nobody asked for progress: [`AsRelayed`] takes rmcp's token off the wire. Under a
+        // timeout the token stays: the other side's progress on it keeps a long call alive.
+        request.extensions_mut().insert(WithoutProgressToken);
+    }
     let mut options = PeerRequestOptions::no_options().with_meta(meta);
     // rmcp sends `notifications/cancelled` to the peer when the timeout fires.
     options.timeout = timeout;
+    // A long request that reports progress is alive: each update starts the timeout again.
+    options.reset_timeout_on_progress = timeout.is_some();
     let handle = peer.send_request_with_option(request, options).await?;
     let _route =
         original_token.map(|original| progress.route(handle.progress_token.clone(), original));
@@ -96,7 +110,47 @@ pub(crate) async fn relay_request<R: ServiceRole>(
     }
 }
 
-/// An MCP error for the client from a failure to reach the other side.
-pub(crate) fn service_error(error: ServiceError) -> McpError {
-    RelayError::from(error).into_mcp()
+/// Marks a relayed request whose original carried no progress token (a request extension,
+/// never serialized).
+#[derive(Debug, Clone, Copy)]
+struct WithoutProgressToken;
+
+/// A transport that sends relayed requests as their originals were: rmcp gives every request
+/// it sends a `_meta.progressToken`, which [`relay_request`] cannot refuse; this removes it
+/// from requests marked [`WithoutProgressToken`] (and the `_meta` it leaves empty), so the
+/// other side sees no `_meta` the original did not have.
+#[derive(Debug)]
+pub(crate) struct AsRelayed<T>(pub(crate) T);
+
+impl<R: ServiceRole, T: Transport<R>> Transport<R> for AsRelayed<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        mut item: TxJsonRpcMessage<R>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(request) = &mut item
+            && request
+                .request
+                .extensions()
+                .get::<WithoutProgressToken>()
+                .is_some()
+        {
+            let relayed = &mut request.request;
+            relayed.get_meta_mut().remove("progressToken");
+            if relayed.get_meta().is_empty() {
+                // An empty map would still go out as `"_meta": {}`.
+                relayed.extensions_mut().remove::<RequestMetaObject>();
+            }
+        }
+        self.0.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<R>>> + Send {
+        self.0.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.0.close()
+    }
 }

@@ -38,7 +38,7 @@ use super::progress::ProgressRoutes;
 use super::relay::{RelayError, relay_request};
 use super::setup::SetupChange;
 use super::supervisor::{Supervisor, UpstreamFailure};
-use super::tools::{self, ADDED_TOOLS};
+use super::tools;
 use super::upstream::{NEWEST_RELAYED_VERSION, UpstreamHandler, UpstreamSpec};
 use crate::{Condenser, StructuredContentPolicy};
 
@@ -70,8 +70,9 @@ struct Session {
     output_schemas: Mutex<HashMap<String, Arc<JsonObject>>>,
     /// Tools whose own input schema already has an argument named like the query argument.
     own_query_argument: Mutex<HashSet<String>>,
-    /// Every tool name the upstream listed: an upstream tool shadows an added one.
-    upstream_tools: Mutex<HashSet<String>>,
+    /// Upstream tools listed under another name because an added tool has theirs: listed
+    /// name → the upstream's name. The added tool keeps its name for the whole session.
+    renamed: Mutex<HashMap<String, String>>,
 }
 
 impl Session {
@@ -82,7 +83,7 @@ impl Session {
             progress_down: ProgressRoutes::default(),
             output_schemas: Mutex::default(),
             own_query_argument: Mutex::default(),
-            upstream_tools: Mutex::default(),
+            renamed: Mutex::default(),
         }
     }
 }
@@ -208,6 +209,14 @@ impl ProxyServer {
         }
     }
 
+    /// The upstream's name of a tool listed as `listed`: different when an added tool has it.
+    fn upstream_name(&self, listed: &str) -> String {
+        lock(&self.session.renamed)
+            .get(listed)
+            .cloned()
+            .unwrap_or_else(|| listed.to_owned())
+    }
+
     fn upstream_has_tools(&self) -> bool {
         self.upstream_info()
             .is_some_and(|info| info.capabilities.tools.is_some())
@@ -215,8 +224,10 @@ impl ProxyServer {
 }
 
 const INSTRUCTIONS: &str = "Tool results larger than a configured size are condensed by condense, \
-a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for; a \
-condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
+a proxy in front of this server. Pass `{query}` to any tool to say what you are looking for.";
+
+/// Appended to [`INSTRUCTIONS`] while `condense_retrieve` is listed.
+const RETRIEVE_INSTRUCTIONS: &str = " A condensed result names a ref that `condense_retrieve` pages or greps for the full original.";
 
 impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
@@ -244,8 +255,11 @@ impl ServerHandler for ProxyServer {
         );
         server_info.title = Some(format!("condense in front of {upstream_title}"));
         let loaded = self.loaded();
-        let ours =
-            INSTRUCTIONS.replace("{query}", &loaded.engine.config().proxy.query_argument_name);
+        let proxy = &loaded.engine.config().proxy;
+        let mut ours = INSTRUCTIONS.replace("{query}", &proxy.query_argument_name);
+        if tools::is_enabled_added_tool(&proxy.added_tools, tools::RETRIEVE) {
+            ours.push_str(RETRIEVE_INSTRUCTIONS);
+        }
         let instructions = match &info.instructions {
             Some(theirs) => format!("{theirs}\n\n{ours}"),
             None => ours,
@@ -269,19 +283,17 @@ impl ServerHandler for ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        let loaded = self.loaded();
         let handler = UpstreamHandler::new(
             context.peer.clone(),
             self.session.progress_up.clone(),
             self.session.progress_down.clone(),
+            loaded.engine.config().limits.max_input_bytes,
         );
         if let Err(failure) = self
             .session
             .upstream
-            .start(
-                request.clone(),
-                handler,
-                &self.loaded().engine.config().proxy,
-            )
+            .start(request.clone(), handler, &loaded.engine.config().proxy)
             .await
         {
             tracing::error!(%failure, "the upstream MCP server is not available");
@@ -412,12 +424,19 @@ impl ServerHandler for ProxyServer {
         let loaded = self.loaded();
         let config = loaded.engine.config();
         let query_name = config.proxy.query_argument_name.as_str();
-        let mut added_names: Vec<&str> = ADDED_TOOLS.to_vec();
+        let listed: HashSet<String> = result.tools.iter().map(|t| t.name.to_string()).collect();
         for tool in &mut result.tools {
             let name = tool.name.to_string();
-            // An upstream tool of the same name as an added one wins: the added one is not listed.
-            added_names.retain(|added| *added != name);
-            lock(&self.session.upstream_tools).insert(name.clone());
+            if tools::is_enabled_added_tool(&config.proxy.added_tools, &name) {
+                let listed_as = tools::collision_free_name(&name, |n| listed.contains(n));
+                if lock(&self.session.renamed)
+                    .insert(listed_as.clone(), name.clone())
+                    .is_none()
+                {
+                    tracing::warn!(tool = %name, listed_as = %listed_as, "the upstream MCP server has a tool named like one the proxy adds: the proxy's keeps the name, the upstream's is listed as {listed_as}");
+                }
+                tool.name = listed_as.into();
+            }
             let rule = config.rule_for(&name);
             if let Some(schema) = &tool.output_schema {
                 lock(&self.session.output_schemas).insert(name.clone(), schema.clone());
@@ -433,11 +452,9 @@ impl ServerHandler for ProxyServer {
             }
         }
         if first_page {
-            result.tools.extend(
-                tools::added_tools()
-                    .into_iter()
-                    .filter(|tool| added_names.contains(&tool.name.as_ref())),
-            );
+            result
+                .tools
+                .extend(tools::added_tools(&config.proxy.added_tools));
         }
         Ok(result)
     }
@@ -447,11 +464,16 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.as_ref();
-        let shadowed = lock(&self.session.upstream_tools).contains(name);
-        if ADDED_TOOLS.contains(&name) && !shadowed {
+        // The enabled added tools answer to their names whatever the upstream lists (issue 15).
+        let added = tools::is_enabled_added_tool(
+            &self.loaded().engine.config().proxy.added_tools,
+            &request.name,
+        );
+        if added {
             return self.call_added_tool(request, &context).await;
         }
+        let mut request = request;
+        request.name = self.upstream_name(&request.name).into();
         self.call_upstream_tool(request, &context, None, None).await
     }
 

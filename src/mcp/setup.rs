@@ -16,7 +16,7 @@ use rmcp::model::{
 };
 use rmcp::{Peer, RoleClient};
 
-/// How long a restarted upstream may take over one setup request when the proxy sets no
+/// The longest a restarted upstream may take over one setup request, whatever the proxy's
 /// `upstream_timeout`: the restart holds back the request that caused it.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -92,7 +92,7 @@ impl SessionSetup {
     }
 
     /// Sends the setup to a freshly started upstream, each request within `timeout` (the
-    /// proxy's `upstream_timeout`, else [`SETUP_TIMEOUT`]). A request the server refuses is
+    /// proxy's `upstream_timeout`), at most [`SETUP_TIMEOUT`]. A request the server refuses is
     /// logged and skipped: the client's calls matter more than its setup.
     pub(crate) async fn replay(
         &self,
@@ -100,7 +100,7 @@ impl SessionSetup {
         timeout: Option<Duration>,
         upstream: &str,
     ) {
-        let timeout = timeout.unwrap_or(SETUP_TIMEOUT);
+        let timeout = timeout.map_or(SETUP_TIMEOUT, |timeout| timeout.min(SETUP_TIMEOUT));
         for request in self.requests() {
             let method = request.method().to_owned();
             match tokio::time::timeout(timeout, peer.send_request(request)).await {

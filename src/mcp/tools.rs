@@ -25,6 +25,26 @@ pub(crate) const ADDED_TOOLS: [&str; 4] = [
     RETRIEVE,
 ];
 
+/// Whether `name` is an added tool that `enabled` (the configured `added_tools`) switches on:
+/// only those are listed, answered by the proxy, and rename an upstream tool of their name.
+pub(crate) fn is_enabled_added_tool(enabled: &[String], name: &str) -> bool {
+    ADDED_TOOLS.contains(&name) && enabled.iter().any(|listed| listed == name)
+}
+
+/// The name an upstream tool named like an added one is listed under: its name with
+/// `_upstream` appended (again, while `taken` says another tool has that name).
+pub(crate) fn collision_free_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut listed_as = format!("{name}_upstream");
+    while taken(&listed_as) || ADDED_TOOLS.contains(&listed_as.as_str()) {
+        listed_as.push_str("_upstream");
+    }
+    listed_as
+}
+
+/// What the query argument is for, as every listed tool describes it. It is sent once per tool
+/// with every model request, so it is one short sentence; the server instructions say more.
+const QUERY_ARGUMENT_DESCRIPTION: &str = "What you need; large results are condensed to it.";
+
 /// Adds the optional query argument `name` to a tool's input schema.
 ///
 /// Returns `false` and leaves the schema alone when the tool already has an argument of that
@@ -42,12 +62,7 @@ pub(crate) fn add_query_argument(tool: &mut Tool, name: &str) -> bool {
     }
     properties.insert(
         name.to_owned(),
-        json!({
-            "type": "string",
-            "description": "Optional. What you are looking for in this tool's result. \
-                If the result is large it is condensed to what matters for this; \
-                the full result stays retrievable."
-        }),
+        json!({"type": "string", "description": QUERY_ARGUMENT_DESCRIPTION}),
     );
     tool.input_schema = Arc::new(schema);
     true
@@ -76,70 +91,96 @@ fn tool(name: &str, description: &str, input_schema: Value) -> Tool {
     .unwrap_or_default()
 }
 
-/// The definitions of the added tools, as listed to the client.
-pub(crate) fn added_tools() -> Vec<Tool> {
-    vec![
+/// The definitions of the added tools named in `enabled`, as listed to the client.
+///
+/// Each definition is sent with every model request of a session, so descriptions are one
+/// sentence and arguments are described only where their name does not say enough.
+pub(crate) fn added_tools(enabled: &[String]) -> Vec<Tool> {
+    let all = [
         tool(
             CALL_TOOL_SUMMARIZED,
-            "Call another tool of this server and get its result condensed to at most \
-             max_tokens, keeping what matters for the query. Use it when you expect a large \
-             result and know what you need from it.",
+            "Call a tool of this server with its arguments; a large result is condensed to \
+             query within max_tokens.",
             json!({
                 "type": "object",
                 "properties": {
-                    "tool": {"type": "string", "description": "The name of the tool to call."},
-                    "arguments": {"type": "object", "description": "The tool's arguments."},
-                    "query": {"type": "string", "description": "What you are looking for in the result."},
-                    "max_tokens": {"type": "integer", "minimum": 1, "description": "The most tokens the answer may take. Default: the configured budget."}
+                    "tool": {"type": "string"},
+                    "arguments": {"type": "object"},
+                    "query": {"type": "string"},
+                    "max_tokens": {"type": "integer"}
                 },
                 "required": ["tool"]
             }),
         ),
         tool(
             SUMMARIZE,
-            "Summarize large text to a target size. Returns the text unchanged when it is \
-             already small enough.",
+            "Condense content to max_output_tokens (0: the configured budget), keeping \
+             focus_areas.",
             json!({
                 "type": "object",
                 "properties": {
-                    "content": {"type": "string", "description": "The text to summarize."},
-                    "max_output_tokens": {"type": "integer", "minimum": 0, "default": 0, "description": "Target size in tokens; 0 uses the configured budget."},
-                    "focus_areas": {"type": "string", "default": "", "description": "Comma-separated topics to emphasize; empty for a general summary."},
-                    "strategy": {"type": "string", "enum": ["semantic", "token"], "default": "semantic", "description": "How to split content too large for one model call: at structural boundaries (semantic) or at fixed token counts (token)."}
+                    "content": {"type": "string"},
+                    "max_output_tokens": {"type": "integer"},
+                    "focus_areas": {"type": "string"},
+                    "strategy": {"enum": ["semantic", "token"]}
                 },
                 "required": ["content"]
             }),
         ),
         tool(
             SUMMARIZE_FOR_EXTRACTION,
-            "Summarize text for a later structured extraction: keeps every named entity, \
-             relationship and detail that matches the schema hint and drops boilerplate.",
+            "Condense content for an extraction, keeping every detail that matches \
+             schema_hint.",
             json!({
                 "type": "object",
                 "properties": {
-                    "content": {"type": "string", "description": "The text to summarize."},
-                    "schema_hint": {"type": "string", "description": "What the extraction will look for, e.g. \"services, versions, error codes\"."},
-                    "max_output_tokens": {"type": "integer", "minimum": 0, "default": 0, "description": "Target size in tokens; 0 uses the configured budget."}
+                    "content": {"type": "string"},
+                    "schema_hint": {"type": "string"},
+                    "max_output_tokens": {"type": "integer"}
                 },
                 "required": ["content", "schema_hint"]
             }),
         ),
         tool(
             RETRIEVE,
-            "Read the original of a condensed tool result: page through its lines, or list \
-             the lines that contain a pattern. The ref is in the condensed result's first line.",
+            "Read a condensed result's original by ref: lines from offset, or lines \
+             containing pattern.",
             json!({
                 "type": "object",
                 "properties": {
-                    "ref": {"type": "string", "description": "The ref named in the condensed result."},
-                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "The first line (or match) to return, from 0."},
-                    "lines": {"type": "integer", "minimum": 1, "default": 200, "description": "How many lines (or matches) at most."},
-                    "pattern": {"type": "string", "description": "Only lines containing this text, case-insensitive."}
+                    "ref": {"type": "string"},
+                    "offset": {"type": "integer"},
+                    "lines": {"type": "integer"},
+                    "pattern": {"type": "string"}
                 },
                 "required": ["ref"]
             }),
         ),
-    ]
+    ];
+    all.into_iter()
+        .filter(|tool| enabled.iter().any(|name| *name == tool.name))
+        .collect()
+}
+
+/// The most tokens an added tool's answer may take, whatever the call or the configuration
+/// asks: Claude Code replaces any MCP result over `MAX_MCP_OUTPUT_TOKENS` (25,000 by default,
+/// counted with its own tokenizer) by an error, so answers stay well below it.
+pub(crate) const MAX_ANSWER_TOKENS: usize = 20_000;
+
+/// Claude Code's default `MAX_MCP_OUTPUT_TOKENS`.
+const CLAUDE_CODE_MAX_MCP_OUTPUT_TOKENS: usize = 25_000;
+
+// Its tokenizer is not ours: a fifth of the limit is kept spare.
+const _: () = assert!(MAX_ANSWER_TOKENS * 5 <= CLAUDE_CODE_MAX_MCP_OUTPUT_TOKENS * 4);
+
+/// The budget of an added tool's answer: `requested` (0 or `None`: `configured`), at most
+/// [`MAX_ANSWER_TOKENS`].
+pub(crate) fn answer_budget(requested: Option<usize>, configured: usize) -> usize {
+    match requested {
+        Some(tokens) if tokens > 0 => tokens,
+        _ => configured,
+    }
+    .min(MAX_ANSWER_TOKENS)
 }
 
 /// Arguments of `call_tool_summarized`.
@@ -275,12 +316,49 @@ mod tests {
 
     #[test]
     fn added_tools_have_names_and_object_schemas() {
-        let tools = added_tools();
+        let all: Vec<String> = ADDED_TOOLS.iter().map(|&name| name.to_owned()).collect();
+        let tools = added_tools(&all);
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
         assert_eq!(names, ADDED_TOOLS);
         for tool in &tools {
             assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
         }
+    }
+
+    #[test]
+    fn only_enabled_added_tools_are_listed() {
+        let tools = added_tools(&[RETRIEVE.to_owned()]);
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        assert_eq!(names, [RETRIEVE]);
+        assert!(added_tools(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_configured_added_tools_are_the_names_the_proxy_answers_to() {
+        for name in crate::config::DEFAULT_ADDED_TOOLS {
+            assert!(ADDED_TOOLS.contains(name), "{name}");
+        }
+        let schema: Value =
+            serde_json::from_str(include_str!("../../schema/condense.schema.json")).expect("json");
+        let allowed = &schema["properties"]["proxy"]["properties"]["added_tools"]["items"]["enum"];
+        assert_eq!(allowed, &json!(ADDED_TOOLS));
+    }
+
+    #[test]
+    fn answers_stay_below_claude_codes_default_output_limit() {
+        let configured = crate::config::Rule::default().budget_tokens;
+        assert!(
+            configured <= MAX_ANSWER_TOKENS,
+            "default budget {configured}"
+        );
+        assert_eq!(answer_budget(None, configured), configured);
+        assert_eq!(answer_budget(Some(0), configured), configured);
+        assert_eq!(answer_budget(Some(300), configured), 300);
+        assert_eq!(
+            answer_budget(Some(1_000_000), configured),
+            MAX_ANSWER_TOKENS
+        );
+        assert_eq!(answer_budget(None, 90_000), MAX_ANSWER_TOKENS);
     }
 
     #[test]
@@ -302,5 +380,17 @@ mod tests {
             parse_args::<RetrieveArgs>(RETRIEVE, json!({"ref": "a", "x": 1}).as_object().cloned())
                 .expect_err("unknown field");
         assert!(error.contains("condense_retrieve"), "{error}");
+    }
+
+    #[test]
+    fn a_colliding_upstream_tool_gets_a_free_name() {
+        assert_eq!(
+            collision_free_name(RETRIEVE, |_| false),
+            "condense_retrieve_upstream"
+        );
+        assert_eq!(
+            collision_free_name(SUMMARIZE, |name| name == "summarize_upstream"),
+            "summarize_upstream_upstream"
+        );
     }
 }

@@ -15,6 +15,7 @@ use rmcp::service::{
     ClientInitializeError, NotificationContext, RequestContext, RunningService, ServiceError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, RoleServer, Service, ServiceExt};
 use tokio::process::Child;
 use tokio::sync::{oneshot, watch};
@@ -22,8 +23,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
+use super::outbox::{NOTIFICATION_QUEUE, Outbox};
 use super::progress::ProgressRoutes;
-use super::relay::{RelayError, relay_request, service_error};
+use super::relay::{AsRelayed, RelayError, relay_request};
+use super::stdio::{StdioTransport, line_limit};
 
 /// Where the upstream MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,12 +317,15 @@ pub(crate) async fn connect(
                 return Err(spawn_error(std::io::Error::other("no pipes to its stdio")));
             };
             let process = ChildProcess::watch(child, spec.label(), session.clone());
-            let handshake = handler.serve_with_ct((stdout, stdin), session.clone());
+            let transport = StdioTransport::new(stdout, stdin, handler.max_message_bytes);
+            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
             (bounded(handshake, handshake_timeout).await, Some(process))
         }
         UpstreamSpec::Url(url) => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            let handshake = handler.serve_with_ct(transport, session.clone());
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_sse_event_size(handler.max_message_bytes);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
             (bounded(handshake, handshake_timeout).await, None)
         }
     };
@@ -413,24 +419,34 @@ pub(crate) fn redact_urls(text: &str) -> String {
 #[derive(Debug, Clone)]
 pub(crate) struct UpstreamHandler {
     downstream: Peer<RoleServer>,
+    /// Notifications on their way to the client: bounded, so a flood never blocks the
+    /// upstream's reader nor grows the proxy.
+    outbox: Outbox,
     /// Upstream-side progress token → the client's token, for requests sent up.
     pub(crate) progress_up: ProgressRoutes,
     /// Client-side progress token → the upstream's token, for requests relayed down.
     pub(crate) progress_down: ProgressRoutes,
     client: ClientConfig,
+    /// The longest message read from the upstream, from `[limits] max_input_bytes`.
+    max_message_bytes: usize,
 }
 
 impl UpstreamHandler {
+    /// A handler that relays to `downstream` and reads results of up to `max_input_bytes`
+    /// (`[limits] max_input_bytes`) from the upstream.
     pub(crate) fn new(
         downstream: Peer<RoleServer>,
         progress_up: ProgressRoutes,
         progress_down: ProgressRoutes,
+        max_input_bytes: usize,
     ) -> Self {
         UpstreamHandler {
+            outbox: Outbox::start(downstream.clone(), NOTIFICATION_QUEUE),
             downstream,
             progress_up,
             progress_down,
             client: ClientConfig::default(),
+            max_message_bytes: line_limit(max_input_bytes),
         }
     }
 
@@ -489,10 +505,8 @@ impl Service<RoleClient> for UpstreamHandler {
             other => other,
         };
         notification.get_meta_mut().extend(context.meta);
-        self.downstream
-            .send_notification(notification)
-            .await
-            .map_err(service_error)
+        self.outbox.push(notification);
+        Ok(())
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -4,8 +4,10 @@ Usage:
   client.py STEPS_JSON stdio COMMAND [ARGS...]
   client.py STEPS_JSON http URL
 
-STEPS_JSON is a JSON list of steps, each {"op": ..., ...}. The output is one JSON object:
-{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...]}, where each result
+STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
+(seconds) to fail instead of waiting forever. The output is one JSON object:
+{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...]}
+(the parameters of each elicitation request the server sent, declined), where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
 """
 
@@ -13,6 +15,7 @@ import asyncio
 import json
 import sys
 from contextlib import AsyncExitStack
+from datetime import timedelta
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -33,6 +36,15 @@ async def sampling_callback(context, params):
         model="test-model",
         stopReason="endTurn",
     )
+
+
+async def elicitation_callback(context, params):
+    # Records what the server asked, exactly as it arrived, and declines.
+    ELICITATIONS.append(dump(params))
+    return types.ElicitResult(action="decline")
+
+
+ELICITATIONS = []
 
 
 async def list_roots_callback(context):
@@ -70,6 +82,7 @@ async def run_into(report, steps, mode, target):
                 write,
                 sampling_callback=sampling_callback,
                 list_roots_callback=list_roots_callback,
+                elicitation_callback=elicitation_callback,
                 logging_callback=logging_callback,
             )
         )
@@ -84,8 +97,12 @@ async def run_into(report, steps, mode, target):
                     async def on_progress(value, total, message, name=step["name"]):
                         progress.append({"tool": name, "progress": value, "total": total})
 
+                    timeout = step.get("timeout")
                     result = await session.call_tool(
-                        step["name"], step.get("arguments", {}), progress_callback=on_progress
+                        step["name"],
+                        step.get("arguments", {}),
+                        read_timeout_seconds=timedelta(seconds=timeout) if timeout else None,
+                        progress_callback=on_progress,
                     )
                 elif op == "list_resources":
                     result = await session.list_resources()
@@ -112,7 +129,13 @@ async def run_into(report, steps, mode, target):
             except Exception as error:  # noqa: BLE001 - reported to the test as data
                 results.append({"error": str(error)})
         report.update(
-            {"server_info": dump(init), "steps": results, "progress": progress, "logs": logs}
+            {
+                "server_info": dump(init),
+                "steps": results,
+                "progress": progress,
+                "logs": logs,
+                "elicitations": ELICITATIONS,
+            }
         )
 
 

@@ -14,7 +14,13 @@ MODE:
                          and before every answer; the answers themselves are good
   close-stdout           on a tools/call closes stdout and keeps running (a hung server)
 
-Tools: `echo` answers "echo: <text>"; `slow` sleeps `seconds` (default 30) and answers "slept".
+Tools: `echo` answers "echo: <text>"; `slow` sleeps `seconds` (default 30) and answers "slept"
+(with `progress: true`, reporting progress every 0.2 s meanwhile);
+`big` answers a log of `bytes` bytes (a text result); `deep` answers a structuredContent nested
+`depth` levels deep; `flood` sends `count` notifications/message (and as many
+notifications/progress when the call has a progress token) before it answers "flooded <count>".
+--collide also lists a tool named `condense_retrieve`, like the proxy's own, that answers
+"upstream condense_retrieve".
 --fail-starts N makes the first N starts (counted in the spawn log) exit like exit-at-start.
 --spawn-log appends the pid of every start; --event-log appends "cancelled <id>" for every
 notifications/cancelled, and "<pid> level <level>", "<pid> subscribe <uri>" and
@@ -75,6 +81,27 @@ TOOLS = [
     },
 ]
 
+COLLIDING_TOOL = {
+    "name": "condense_retrieve",
+    "description": "The upstream's own tool, named like the proxy's.",
+    "inputSchema": {"type": "object", "properties": {"ref": {"type": "string"}}},
+}
+
+
+def log_text(size):
+    lines = []
+    total = 0
+    number = 0
+    while total < size:
+        if number % 5000 == 2500:
+            line = f"2026-01-01 12:00:{number % 60:02d},000 ERROR [worker-{number % 8}] request {number} failed: disk quota exceeded on /var/data\n"
+        else:
+            line = f"2026-01-01 12:00:{number % 60:02d},000 INFO [worker-{number % 8}] request {number} served in {number % 97} ms\n"
+        lines.append(line)
+        total += len(line)
+        number += 1
+    return "".join(lines)[:size]
+
 
 def text_result(text):
     return {"content": [{"type": "text", "text": text}], "isError": False}
@@ -88,6 +115,7 @@ def main():
     parser.add_argument("--spawn-log")
     parser.add_argument("--event-log")
     parser.add_argument("--secret")
+    parser.add_argument("--collide", action="store_true")
     options = parser.parse_args()
 
     start_number = starts_so_far(options.spawn_log) + 1
@@ -109,8 +137,39 @@ def main():
         if name == "echo":
             result = text_result(f"echo: {arguments.get('text', '')}")
         elif name == "slow":
-            time.sleep(float(arguments.get("seconds", 30)))
+            seconds = float(arguments.get("seconds", 30))
+            token = (params.get("_meta") or {}).get("progressToken")
+            if arguments.get("progress") and token is not None:
+                # Reports progress every 0.2 s while it works.
+                steps = int(seconds / 0.2)
+                for step in range(steps):
+                    time.sleep(0.2)
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": step + 1, "total": steps}})
+            else:
+                time.sleep(seconds)
             result = text_result("slept")
+        elif name == "big":
+            result = text_result(log_text(int(arguments.get("bytes", 1 << 20))))
+        elif name == "deep":
+            nested = "leaf"
+            for _ in range(int(arguments.get("depth", 200))):
+                nested = {"level": nested}
+            result = text_result("deep")
+            result["structuredContent"] = nested
+        elif name == "flood":
+            count = int(arguments.get("count", 1000))
+            token = (params.get("_meta") or {}).get("progressToken")
+            for number in range(count):
+                send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "info", "logger": "flood",
+                    "data": f"notification {number} of {count}: " + "x" * 120}})
+                if token is not None:
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": number + 1, "total": count}})
+            result = text_result(f"flooded {count}")
+        elif name == "condense_retrieve" and options.collide:
+            result = text_result("upstream condense_retrieve")
         else:
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32602, "message": f"unknown tool {name}"}})
@@ -141,7 +200,8 @@ def main():
         elif method == "notifications/cancelled":
             append(options.event_log, f"cancelled {params.get('requestId')}")
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}}, garbage)
+            tools = TOOLS + ([COLLIDING_TOOL] if options.collide else [])
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}}, garbage)
         elif method == "tools/call":
             if options.mode == "crash-mid-call" and calls >= options.good_calls:
                 os._exit(1)

@@ -10,7 +10,7 @@ use condense::{Condenser, Config, Mode, Request, TokenCounter};
 use crate::cli::{CompressArgs, MethodArg};
 
 pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
-    let config = Config::load(args.config.as_deref())?;
+    let config = Config::load(args.config.as_deref()).map_err(whole_message)?;
     // Building the vocabulary is most of a cold start, and nearly every input needs a count:
     // build it on a spare core while the input is read and the condenser is set up. A process
     // that needs no count ends without waiting for it.
@@ -21,7 +21,7 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     if std::io::stderr().is_terminal() {
         builder = builder.progress(show_progress);
     }
-    let condenser = builder.build()?;
+    let condenser = builder.build().map_err(whole_message)?;
     let mode = args.method.map(|m| match m {
         MethodArg::Auto => Mode::Auto,
         MethodArg::Llm => Mode::Llm,
@@ -44,6 +44,8 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
             "tokens_after": outcome.tokens_after,
             "ref": outcome.reference,
             "cached": outcome.cached,
+            // Why a lower rung answered (the LLM failed, missed the deadline, …), or null.
+            "fallback": outcome.fallback,
             "elapsed_ms": outcome.elapsed.as_secs_f64() * 1000.0,
         });
         writeln!(stdout, "{json}")?;
@@ -57,6 +59,12 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         tracing::warn!("{reason}; answered with {}", outcome.method);
     }
     Ok(())
+}
+
+/// A configuration error as its own message: it already ends with its cause, which the
+/// chained form (`{:#}`) would print a second time.
+fn whole_message(error: condense::ConfigError) -> anyhow::Error {
+    anyhow::anyhow!("{error}")
 }
 
 /// One status line on the terminal, rewritten as a long map-reduce run advances.

@@ -2,7 +2,7 @@
 //! one JSON object per event with a `service` field.
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 
 use condense::secrets::SecretRedactor;
@@ -21,6 +21,10 @@ pub(crate) fn init(format: LogFormat, filter: &str, service: &str) -> anyhow::Re
         .map_err(|e| anyhow::anyhow!("bad log filter `{filter}`: {e}"))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour_wanted(
+            io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .with_writer(RedactingStderr::default());
     match format {
         LogFormat::Text => builder.try_init(),
@@ -32,6 +36,13 @@ pub(crate) fn init(format: LogFormat, filter: &str, service: &str) -> anyhow::Re
             .try_init(),
     }
     .map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+}
+
+/// Colour only for a person at a terminal: a client that keeps the proxy's stderr in a log file
+/// (Claude Code does) must get plain text, and `NO_COLOR` (any non-empty value, see
+/// <https://no-color.org>) turns colour off everywhere.
+fn colour_wanted(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|value| value.is_empty())
 }
 
 /// Stderr, with every secret-shaped string in a log event masked before it is written. condense
@@ -156,6 +167,15 @@ impl Visit for FieldVisitor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_with_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour_wanted(true, None));
+        assert!(colour_wanted(true, Some(OsStr::new(""))));
+        assert!(!colour_wanted(true, Some(OsStr::new("1"))));
+        assert!(!colour_wanted(false, None));
+    }
 
     /// `line` as the log writer puts it out, written in two pieces as a formatter may.
     fn masked(line: &str) -> String {

@@ -10,6 +10,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// How long exiting waits for the runtime's remaining tasks and blocking reads.
+const RUNTIME_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     if let Err(error) = logging::init(cli.log_format, &cli.log, &cli.service) {
@@ -33,6 +36,10 @@ fn main() -> ExitCode {
             cli::Command::Proxy(args) => proxy_cmd::run(args).await,
         }
     });
+    // A stdio proxy stopped by a signal still has a thread blocked reading its stdin, which the
+    // client keeps open; dropping the runtime would wait for that read forever. Everything that
+    // matters (the upstream child) was stopped before `block_on` returned.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

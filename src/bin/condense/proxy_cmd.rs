@@ -4,7 +4,6 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use condense::mcp::{ProxyOptions, UpstreamSpec};
 
 /// Run an MCP server that relays to an upstream MCP server and condenses large tool results.
@@ -12,6 +11,7 @@ use condense::mcp::{ProxyOptions, UpstreamSpec};
 /// Examples:
 ///   condense proxy -- npx -y @modelcontextprotocol/server-filesystem /data
 ///   condense proxy --listen 127.0.0.1:8080 --upstream-url http://127.0.0.1:3001/mcp
+///   CONDENSE_PROXY_AUTH_TOKEN_ENV=MCP_TOKEN MCP_TOKEN=… condense proxy --listen 0.0.0.0:8080 -- …
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct ProxyArgs {
@@ -24,12 +24,24 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
 
+    /// With --listen on a non-loopback address, serve without a bearer token
+    /// ([proxy] auth_token_env); without this (or [proxy] allow_unauthenticated) the proxy
+    /// refuses to start there.
+    #[arg(long, requires = "listen")]
+    allow_unauthenticated: bool,
+
     /// The upstream MCP server's streamable-HTTP URL, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     upstream_url: Option<String>,
 
-    /// The upstream MCP server's command and arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The upstream MCP server's command and its arguments, after `--` or directly (some clients,
+    /// such as the MCP Inspector, drop the `--`): everything from the first word that is not one
+    /// of these options on belongs to the upstream command.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     command: Vec<OsString>,
 }
 
@@ -37,8 +49,7 @@ pub(crate) struct ProxyArgs {
 pub(crate) async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     let upstream = match args.upstream_url {
         Some(url) => UpstreamSpec::Url(url),
-        None => UpstreamSpec::command(args.command)
-            .context("give the upstream command after `--`, or --upstream-url")?,
+        None => UpstreamSpec::command(args.command)?,
     };
     let mut options = ProxyOptions::new(upstream);
     if let Some(config) = args.config {
@@ -47,6 +58,7 @@ pub(crate) async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     if let Some(listen) = args.listen {
         options = options.with_listen(listen);
     }
+    options = options.with_allow_unauthenticated(args.allow_unauthenticated);
     condense::mcp::run(options).await?;
     Ok(())
 }

@@ -20,6 +20,13 @@ use super::{BoxFuture, CompletionRequest, LlmError, Summarizer};
 /// smaller; a larger body is an endpoint misbehaving, not a summary.
 const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 
+/// The most of an error status's body read. LiteLLM's error envelopes are a few hundred bytes;
+/// a gateway's HTML error page a few kilobytes.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// How much of a cut error body the error message keeps.
+const ERROR_BODY_EXCERPT_CHARS: usize = 300;
+
 /// Default [`LiteLlmBuilder::model`].
 pub const DEFAULT_MODEL: &str = "summarizer";
 /// Default [`LiteLlmBuilder::timeout`].
@@ -231,6 +238,15 @@ impl LiteLlm {
             .and_then(|value| value.to_str().ok())
             .and_then(|value| parse_retry_after(value, SystemTime::now()));
 
+        if !status.is_success() {
+            let body = self.error_body(&mut response).await;
+            return Err(error_from_response(
+                status.as_u16(),
+                &body,
+                retry_after,
+                &inner.redactor,
+            ));
+        }
         let mut bytes = Vec::new();
         while let Some(chunk) = response
             .chunk()
@@ -245,15 +261,6 @@ impl LiteLlm {
             bytes.extend_from_slice(&chunk);
         }
 
-        if !status.is_success() {
-            let body = String::from_utf8_lossy(&bytes);
-            return Err(error_from_response(
-                status.as_u16(),
-                &body,
-                retry_after,
-                &inner.redactor,
-            ));
-        }
         let response: ChatResponse = serde_json::from_slice(&bytes).map_err(|error| {
             // serde quotes offending values, which could be anything the endpoint sent.
             LlmError::InvalidResponse(inner.redactor.clean(&error.to_string()))
@@ -270,6 +277,30 @@ impl LiteLlm {
             );
         }
         response.into_text()
+    }
+
+    /// The body of an error status, for its message. The status is the answer: a body that is
+    /// huge, endless or breaks off must not turn it into a different error, so only its start
+    /// is read, and a read that fails ends it.
+    async fn error_body(&self, response: &mut reqwest::Response) -> String {
+        let mut bytes = Vec::new();
+        let mut cut = false;
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let room = MAX_ERROR_BODY_BYTES - bytes.len();
+            if chunk.len() > room {
+                bytes.extend_from_slice(&chunk[..room]);
+                cut = true;
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let body = String::from_utf8_lossy(&bytes);
+        if !cut {
+            return body.into_owned();
+        }
+        // A cut body is not JSON any more: its first characters are message enough.
+        let start: String = body.chars().take(ERROR_BODY_EXCERPT_CHARS).collect();
+        format!("{start} … (body longer than {MAX_ERROR_BODY_BYTES} bytes, not read)")
     }
 
     /// A transport failure as an error that names its cause but not the URL or the key.
@@ -489,7 +520,7 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// The chat-completions URL for a base URL given with or without `/`, `/v1`, or the whole path.
-fn chat_completions_url(base_url: &str) -> Result<Url, LlmError> {
+pub(crate) fn chat_completions_url(base_url: &str) -> Result<Url, LlmError> {
     let base = base_url.trim().trim_end_matches('/');
     let full = if base.ends_with("/chat/completions") {
         base.to_owned()

@@ -91,3 +91,50 @@ fn clones_share_the_concurrency_limit() {
     let clone = llm.clone();
     assert!(Arc::ptr_eq(&llm.inner.limit, &clone.inner.limit));
 }
+
+/// A server that answers every request with `status` and a body of `body_bytes` bytes.
+async fn serve_status_with_body(status: u16, body_bytes: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 16 * 1024];
+                let _ = socket.read(&mut request).await;
+                let head = format!(
+                    "HTTP/1.1 {status} Internal Server Error\r\ncontent-type: text/html\r\ncontent-length: {body_bytes}\r\n\r\n"
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let block = vec![b'x'; 64 * 1024];
+                let mut left = body_bytes;
+                while left > 0 {
+                    let n = left.min(block.len());
+                    if socket.write_all(&block[..n]).await.is_err() {
+                        return;
+                    }
+                    left -= n;
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn an_error_status_with_a_huge_body_is_reported_by_its_status() {
+    let base = serve_status_with_body(500, MAX_RESPONSE_BYTES + 1024).await;
+    let client = LiteLlm::builder()
+        .base_url(&base)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let error = client
+        .complete(CompletionRequest::new("s", "u", 10))
+        .await
+        .unwrap_err();
+    assert_eq!(error.status(), Some(500), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("500"), "{message}");
+    assert!(message.len() < 1024, "{} bytes", message.len());
+}

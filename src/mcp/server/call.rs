@@ -82,7 +82,6 @@ impl ProxyServer {
         let loaded = self.loaded();
         let defaults = &loaded.engine.config().defaults;
         let default_budget = defaults.budget_tokens;
-        let budget_or_default = |tokens: usize| if tokens == 0 { default_budget } else { tokens };
         let name = params.name.to_string();
         let text = match name.as_str() {
             tools::CALL_TOOL_SUMMARIZED => {
@@ -94,12 +93,9 @@ impl ProxyServer {
                 if ADDED_TOOLS.contains(&args.tool.as_str()) {
                     return Ok(tool_error(format!("{} cannot call {}", name, args.tool)));
                 }
-                let mut inner = CallToolRequestParams::new(args.tool);
+                let mut inner = CallToolRequestParams::new(self.upstream_name(&args.tool));
                 inner.arguments = args.arguments;
-                let budget = args
-                    .max_tokens
-                    .map(budget_or_default)
-                    .unwrap_or(default_budget);
+                let budget = tools::answer_budget(args.max_tokens, default_budget);
                 return self
                     .call_upstream_tool(inner, context, args.query, Some(budget))
                     .await;
@@ -115,7 +111,10 @@ impl ProxyServer {
                     &loaded.engine,
                     SummarizeRequest {
                         content: &args.content,
-                        max_output_tokens: budget_or_default(args.max_output_tokens),
+                        max_output_tokens: tools::answer_budget(
+                            Some(args.max_output_tokens),
+                            default_budget,
+                        ),
                         focus,
                         extraction: false,
                         strategy: args.strategy,
@@ -133,7 +132,10 @@ impl ProxyServer {
                     &loaded.engine,
                     SummarizeRequest {
                         content: &args.content,
-                        max_output_tokens: budget_or_default(args.max_output_tokens),
+                        max_output_tokens: tools::answer_budget(
+                            Some(args.max_output_tokens),
+                            default_budget,
+                        ),
                         focus: Some(&args.schema_hint),
                         extraction: true,
                         strategy: None,
@@ -150,7 +152,10 @@ impl ProxyServer {
                     offset: args.offset,
                     lines: args.lines.unwrap_or(200).max(1),
                     pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
-                    max_tokens: default_budget.max(defaults.threshold_tokens),
+                    max_tokens: tools::answer_budget(
+                        None,
+                        default_budget.max(defaults.threshold_tokens),
+                    ),
                 };
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)

@@ -199,16 +199,70 @@ async fn listing_adds_the_query_argument_and_the_proxy_tools() {
     let client = connect(&shutdown).await;
     let tools = client.list_all_tools().await.expect("tools");
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-    for expected in ["echo", "jobs", "condense_retrieve", "call_tool_summarized"] {
+    for expected in ["echo", "jobs", "condense_retrieve"] {
         assert!(
             names.contains(&expected),
             "{expected} missing from {names:?}"
         );
     }
+    // The other added tools cost every model request their definitions: listed on demand.
+    assert_eq!(names.len(), 3, "{names:?}");
     let jobs = tools.iter().find(|tool| tool.name == "jobs").expect("jobs");
     assert!(jobs.input_schema["properties"]["condense_query"].is_object());
     // structuredContent of a condensed result is dropped by default, so no schema promises it.
     assert!(jobs.output_schema.is_none());
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn only_the_configured_added_tools_are_listed_and_answered() {
+    let shutdown = CancellationToken::new();
+    let client = connect_with(
+        &shutdown,
+        Some("[proxy]\nadded_tools = [\"call_tool_summarized\"]\n"),
+    )
+    .await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["echo", "jobs", "call_tool_summarized"]);
+
+    let summarized = client
+        .call_tool(call(
+            "call_tool_summarized",
+            json!({"tool": "echo", "arguments": {"message": "hi"}, "max_tokens": 1_000_000}),
+        ))
+        .await
+        .expect("call");
+    assert_eq!(text_of(&summarized), r#"{"message":"hi"}"#);
+    // A switched-off added tool is the upstream's name like any other: the call goes there.
+    let relayed = client
+        .call_tool(call("condense_retrieve", json!({"ref": "none"})))
+        .await
+        .expect("call");
+    assert_ne!(relayed.is_error, Some(true), "{relayed:?}");
+    assert!(text_of(&relayed).contains("handled job"), "{relayed:?}");
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn instructions_name_condense_retrieve_only_while_it_is_listed() {
+    let instructions = |client: &RunningService<RoleClient, ClientConfig>| {
+        let info = client.peer_info().expect("server info");
+        info.instructions.clone().expect("instructions")
+    };
+    let shutdown = CancellationToken::new();
+    let listed = connect(&shutdown).await;
+    let text = instructions(&listed);
+    assert!(
+        text.contains("condense_query") && text.contains("condense_retrieve"),
+        "{text}"
+    );
+    let unlisted = connect_with(&shutdown, Some("[proxy]\nadded_tools = []\n")).await;
+    let text = instructions(&unlisted);
+    assert!(
+        text.contains("condense_query") && !text.contains("condense_retrieve"),
+        "{text}"
+    );
     shutdown.cancel();
 }
 

@@ -115,6 +115,11 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     if code && !fenced {
         return (ContentKind::Code, None);
     }
+    // `# comment` lines atop YAML (a licence header) read like headings; a body of indented
+    // `key: value` lines and `- ` items is a tree, read line by line with its indentation.
+    if looks_like_yaml(&spread) {
+        return (ContentKind::Text, None);
+    }
     if looks_like_markdown(&lines) {
         return (ContentKind::Markdown, None);
     }
@@ -202,6 +207,55 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
         }
     }
     headings >= 2 || (headings >= 1 && marks >= 3)
+}
+
+/// Whether most lines that are not `#` comments are YAML: `key:` or `key: value` (the key a
+/// single word), `- item`, or the text of a block scalar (which may hold markdown), with
+/// some of them indented.
+fn looks_like_yaml(lines: &[&str]) -> bool {
+    let mut body = 0;
+    let mut yaml = 0;
+    let mut keyed = 0;
+    let mut indented = 0;
+    // The indentation of an open block scalar's key (`help_text: |-`): deeper lines are its text.
+    let mut scalar: Option<usize> = None;
+    for line in lines {
+        let t = line.trim_start();
+        if t.starts_with('#') || t == "---" {
+            continue;
+        }
+        body += 1;
+        let indent = line.len() - t.len();
+        if indent > 0 {
+            indented += 1;
+        }
+        if scalar.is_some_and(|at| indent > at) {
+            yaml += 1;
+            continue;
+        }
+        let value = t.trim_end();
+        scalar = ["|", "|-", "|+", ">", ">-", ">+"]
+            .iter()
+            .any(|mark| value.ends_with(&format!(": {mark}")))
+            .then_some(indent);
+        let item = t.strip_prefix("- ").unwrap_or(t);
+        let key = item.split_once(':').filter(|(key, rest)| {
+            !key.is_empty()
+                && !key.contains(' ')
+                && (rest.is_empty() || rest.starts_with(' '))
+                && key
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.\"'".contains(&b))
+        });
+        if key.is_some() {
+            keyed += 1;
+        }
+        if key.is_some() || t.starts_with("- ") {
+            yaml += 1;
+        }
+    }
+    // Keys, not only `- ` items: a markdown list is not YAML.
+    body >= 10 && yaml * 10 >= body * 6 && keyed * 10 >= body * 4 && indented * 4 >= body
 }
 
 /// A line of `===` or `---` under a line of text makes that line a heading.
@@ -362,6 +416,19 @@ mod tests {
     fn code_with_hash_comments_is_code() {
         let text = "# Copyright\n# Licensed under the same terms\npackage File::Temp;\nuse strict;\n\n# Default options\nsub tempfile {\n  my %options = (\"UNLINK\" => 0);\n  return $fh;\n}\n# helpers\nsub _parse_args {\n  my $x = shift;\n}\n";
         assert_eq!(detect(text).0, ContentKind::Code);
+    }
+
+    #[test]
+    fn yaml_under_a_comment_header_is_not_markdown() {
+        let mut text = String::from(
+            "# Copyright 2020 Example LLC.\n#\n# Licensed under the Apache License.\n\n",
+        );
+        for flag in ["client_type", "description", "display_name", "disabled"] {
+            text.push_str(&format!("{flag}:\n  api_field: oauthClient.{flag}\n  arg_name: {flag}\n  help_text: |-\n    The {flag} of the client.\n  choices:\n  - arg_value: a\n"));
+        }
+        assert_eq!(detect(&text).0, ContentKind::Text);
+        let markdown = "# Title\n\nSome text: here.\n\n## Part\n\n- item: one\n- item two\n";
+        assert_eq!(detect(markdown).0, ContentKind::Markdown);
     }
 
     #[test]

@@ -117,18 +117,36 @@ pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
 }
 
 /// A hash of `line` with every word that holds a digit masked, so that repeats of one log
-/// statement with other numbers, ids and timestamps share it.
+/// statement with other numbers, ids and timestamps share it. Markup and assignments inside a
+/// word (`<key>1.2</key>`, `key=42`, `"id":7`) are split at their punctuation first, so that
+/// only the value is masked and two fields stay two templates.
 pub(crate) fn template_of(line: &str) -> u64 {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    // Not `/`: a path with a version in it (`pkg-1.2/src/a.py`) is one masked word.
+    const STRUCTURE: &[u8] = b"<>=:\"',;()[]{}";
+    let mut masked: Vec<u8> = Vec::with_capacity(line.len());
     for word in line.split_ascii_whitespace() {
-        if word.bytes().any(|b| b.is_ascii_digit()) {
-            hasher.update(b"#");
+        let bytes = word.as_bytes();
+        if !bytes.iter().any(u8::is_ascii_digit) {
+            masked.extend_from_slice(bytes);
+        } else if !bytes.iter().any(|b| STRUCTURE.contains(b)) {
+            masked.push(b'#');
         } else {
-            hasher.update(word.as_bytes());
+            for piece in bytes.split_inclusive(|b| STRUCTURE.contains(b)) {
+                let (body, delimiter) = match piece.split_last() {
+                    Some((last, body)) if STRUCTURE.contains(last) => (body, Some(*last)),
+                    _ => (piece, None),
+                };
+                if body.iter().any(u8::is_ascii_digit) {
+                    masked.push(b'#');
+                } else {
+                    masked.extend_from_slice(body);
+                }
+                masked.extend(delimiter);
+            }
         }
-        hasher.update(b" ");
+        masked.push(b' ');
     }
-    hasher.digest()
+    xxhash_rust::xxh3::xxh3_64(&masked)
 }
 
 /// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,
@@ -252,6 +270,22 @@ mod tests {
             template_of("081110 101010 9 INFO PacketResponder 2 for block blk_77 terminating"),
         );
         assert_ne!(template_of("session opened"), template_of("session closed"));
+        assert_eq!(
+            template_of("at 10:01:02 id=17"),
+            template_of("at 11:59:00 id=9")
+        );
+    }
+
+    #[test]
+    fn fields_of_markup_keep_their_names_in_the_template() {
+        assert_ne!(
+            template_of("<surefire.version>3.0.0-M7</surefire.version>"),
+            template_of("<jacoco.version>0.8.8</jacoco.version>")
+        );
+        assert_eq!(
+            template_of("<jacoco.version>0.8.8</jacoco.version>"),
+            template_of("<jacoco.version>0.8.9</jacoco.version>")
+        );
     }
 
     #[test]

@@ -14,10 +14,50 @@ pub(crate) struct Query {
     pub(crate) words: HashMap<String, usize>,
     /// Lowercased strings matched as substrings of a unit.
     pub(crate) exact: Vec<String>,
+    /// Shorter forms of long query words (`japan` for "Japanese", `europ` for "European"),
+    /// each with the index of the word it shortens: a name and its adjective share a root
+    /// the stemmer does not find.
+    prefixes: HashMap<String, usize>,
+    /// Which end of a numeric column the query asks about ("the longest pause", "the
+    /// smallest file"); both when it names neither or both.
+    pub(crate) ends: Ends,
 }
+
+/// The ends of a numeric column a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ends {
+    pub(crate) high: bool,
+    pub(crate) low: bool,
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends {
+            high: true,
+            low: true,
+        }
+    }
+}
+
+/// Words that ask for the largest values of a column.
+const HIGH_WORDS: &[&str] = &[
+    "largest", "biggest", "highest", "longest", "slowest", "heaviest", "most", "maximum", "max",
+    "greatest", "worst", "top", "peak", "exceeded", "exceeds", "exceed", "above", "over",
+];
+/// Words that ask for the smallest values of a column.
+const LOW_WORDS: &[&str] = &[
+    "smallest", "lowest", "shortest", "fastest", "lightest", "least", "minimum", "min", "fewest",
+    "cheapest", "below", "under",
+];
 
 /// Exact strings shorter than this match too much by accident.
 const MIN_EXACT_LEN: usize = 3;
+/// Words at least this long match text words that are their first letters …
+const MIN_PREFIX_WORD: usize = 7;
+/// … of at least this many letters …
+const MIN_PREFIX: usize = 5;
+/// … missing at most this many letters.
+const MAX_PREFIX_CUT: usize = 3;
 /// Argument values longer than this are content, not search terms.
 const MAX_ARGUMENT_LEN: usize = 200;
 
@@ -27,6 +67,7 @@ impl Query {
         let mut query = Query::default();
         if let Some(text) = hints.query {
             query.add_text(text);
+            query.ends = ends_asked(text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -36,11 +77,40 @@ impl Query {
                 query.add_words(&value);
             }
         }
+        query.add_prefixes();
         (!query.words.is_empty() || !query.exact.is_empty()).then_some(query)
     }
 
+    /// The index of the query word that `word` (lowercased, stemmed) is or is the root of.
+    pub(crate) fn word_index(&self, word: &str) -> Option<usize> {
+        self.words
+            .get(word)
+            .or_else(|| self.prefixes.get(word))
+            .copied()
+    }
+
+    fn add_prefixes(&mut self) {
+        for (word, &i) in &self.words {
+            if word.len() < MIN_PREFIX_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            let shortest = (word.len() - MAX_PREFIX_CUT).max(MIN_PREFIX);
+            for len in shortest..word.len() {
+                if !self.words.contains_key(&word[..len]) {
+                    self.prefixes.entry(word[..len].to_owned()).or_insert(i);
+                }
+            }
+        }
+    }
+
     fn add_text(&mut self, text: &str) {
-        self.add_words(text);
+        // A decimal number (`0.25 s`, a threshold) is one quantity: its digit groups read as
+        // words would match every `25.3` and `12.25` of a numeric dump. It stays an exact term.
+        let words: Vec<&str> = text
+            .split_whitespace()
+            .filter(|token| !is_decimal_number(token))
+            .collect();
+        self.add_words(&words.join(" "));
         for quoted in quoted_strings(text) {
             self.add_exact(quoted);
         }
@@ -88,6 +158,23 @@ impl Query {
     }
 }
 
+/// Which ends of a column `text` asks about: only the high end when it has a word for the
+/// largest and none for the smallest, and the other way round; otherwise both.
+fn ends_asked(text: &str) -> Ends {
+    let mut high = false;
+    let mut low = false;
+    for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+        let word = word.to_ascii_lowercase();
+        high |= HIGH_WORDS.contains(&word.as_str());
+        low |= LOW_WORDS.contains(&word.as_str());
+    }
+    if high == low {
+        Ends::default()
+    } else {
+        Ends { high, low }
+    }
+}
+
 /// Text between matching quotes or backticks, where the opening one starts a word.
 fn quoted_strings(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
@@ -109,6 +196,19 @@ fn quoted_strings(text: &str) -> Vec<&str> {
         i += 1;
     }
     found
+}
+
+/// `0.25`, `1.5s`, `12.5%`: a fraction or a quantity with its unit. Not a version (`1.2.3`,
+/// and `3.10` reads as one too), whose words may still match.
+fn is_decimal_number(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '%');
+    let number = token.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%');
+    let Some((whole, fraction)) = number.split_once('.') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let has_unit = number.len() < token.len();
+    digits(whole) && digits(fraction) && (whole == "0" || has_unit)
 }
 
 /// A token that names one thing: has a digit, inner punctuation (`a.b`, `a::b`, `a/b`,
@@ -196,6 +296,45 @@ mod tests {
         let q = query("Which of these is the failed run?");
         assert!(q.words.contains_key("fail"));
         assert!(!q.words.contains_key("which") && !q.words.contains_key("the"));
+    }
+
+    #[test]
+    fn decimal_numbers_are_exact_not_word_fragments() {
+        let q = query("Which other pause exceeded 0.25 s, and what changed in 1.2.3?");
+        assert!(q.exact.iter().any(|e| e == "0.25"));
+        assert!(!q.words.contains_key("25"));
+        assert!(q.words.contains_key("paus") || q.words.contains_key("pause"));
+        assert!(is_decimal_number("1.5s") && is_decimal_number("12.5%"));
+        assert!(!is_decimal_number("3.10") && !is_decimal_number("1.2.3"));
+    }
+
+    #[test]
+    fn superlatives_choose_the_end_of_a_column() {
+        let longest = query("which GC pause took the longest?");
+        assert!(longest.ends.high && !longest.ends.low);
+        let smallest = query("the smallest file under lib/");
+        assert!(!smallest.ends.high && smallest.ends.low);
+        assert_eq!(
+            query("the slowest and the fastest run").ends,
+            Ends::default()
+        );
+        assert_eq!(query("which crate failed?").ends, Ends::default());
+    }
+
+    #[test]
+    fn a_long_word_matches_its_root() {
+        let q = query("Which Japanese and European cars?");
+        let mut buf = String::new();
+        let mut index = |w: &str| {
+            let mut found = None;
+            for_each_word(w, &mut buf, |w| found = q.word_index(w));
+            found
+        };
+        assert!(index("Japan").is_some());
+        assert!(index("Europe").is_some());
+        assert!(index("Japanese").is_some());
+        assert!(index("Jap").is_none());
+        assert!(index("cards").is_none());
     }
 
     #[test]

@@ -6,9 +6,10 @@
 use std::collections::HashMap;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, FieldValue, Level};
-use super::query::Query;
+use super::doc::{Doc, Field, FieldValue, Level};
+use super::query::{Ends, Query};
 use super::terms::for_each_word_sized;
+use crate::tokens::{ceil_char_boundary, floor_char_boundary};
 
 /// A unit that matches the query best scores this much from BM25.
 const QUERY_WEIGHT: f32 = 10.0;
@@ -26,6 +27,16 @@ const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
 /// The share of the extreme weight the largest value and its runners-up get.
 const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
+/// The share of the extreme weight a column's ends get when the column only grows or shrinks.
+const MONOTONIC_SHARE: f32 = 0.5;
+/// The share of the extreme weight the end of a column the query did not ask for gets.
+const UNASKED_END_SHARE: f32 = 0.3;
+/// A listing entry whose own name is made of query words.
+const NAMED_ENTRY_WEIGHT: f32 = 3.0;
+/// Listing entries (`ls -l` has nine fields) have at most this many words.
+const MAX_ENTRY_WORDS: usize = 10;
+/// The share of a heading's query match its first paragraphs gain, in order.
+const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -51,13 +62,46 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
     }
+    if let Some(q) = query
+        && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
+    {
+        add_named_entries(doc, q, &mut scores);
+    }
     if doc.kind == ContentKind::Log {
         add_template_rarity(doc, &mut scores);
     }
-    add_field_signals(doc, &query_scores, &mut scores);
+    add_field_signals(
+        doc,
+        &query_scores,
+        query.map(|q| q.ends).unwrap_or_default(),
+        &mut scores,
+    );
     pull_blocks(doc, &mut scores);
+    if matches!(doc.kind, ContentKind::Markdown | ContentKind::Html) {
+        pull_leads(doc, &query_scores, &mut scores);
+    }
     decay_repeats(doc, &mut scores);
     scores
+}
+
+/// The first paragraphs under a heading the query names say what the heading's subject is or
+/// does ("what does `env_clear` do"): they gain part of the heading's match.
+fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    let mut lead = 0;
+    let mut parent = None;
+    for (u, unit) in doc.units.iter().enumerate() {
+        if unit.parent != parent {
+            parent = unit.parent;
+            lead = 0;
+        }
+        let Some(p) = parent.filter(|&p| p < u) else {
+            continue;
+        };
+        if let Some(share) = LEAD_SHARES.get(lead) {
+            scores[u] += share * query_scores[p];
+        }
+        lead += 1;
+    }
 }
 
 /// BM25 over unit texts plus exact-string boosts.
@@ -78,7 +122,12 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let mut buf = String::new();
         // Stemming strips at most a few bytes: words much longer or shorter than every query
         // word cannot match one.
-        let shortest = query.words.keys().map(String::len).min().unwrap_or(0);
+        let shortest = query
+            .words
+            .keys()
+            .map(|w| w.len().saturating_sub(3).min(w.len()).max(2))
+            .min()
+            .unwrap_or(0);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
         let lengths = shortest..longest + 7;
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
@@ -86,7 +135,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
             for_each_word_sized(doc.text(u), &mut buf, lengths.clone(), |word| {
                 words += 1;
                 let Some(word) = word else { return };
-                if let Some(&i) = query.words.get(word) {
+                if let Some(i) = query.word_index(word) {
                     if tf[i] == 0 {
                         touched.push(i);
                     }
@@ -133,12 +182,19 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
                 last += 1;
             }
             let units = &doc.units[first..=last];
+            // One character either side too, so a number is told from a piece of a longer
+            // one at the window's edges as anywhere else.
+            let from = floor_char_boundary(&doc.source, start.saturating_sub(1));
+            let to = ceil_char_boundary(&doc.source, units[units.len() - 1].span.end + 1);
             lower.clear();
-            lower.push_str(&doc.source[start..units[units.len() - 1].span.end]);
+            lower.push_str(&doc.source[from..to]);
             lower.make_ascii_lowercase();
             for (term, term_hits) in query.exact.iter().zip(&mut hits) {
                 for (at, _) in lower.match_indices(term.as_str()) {
-                    let offset = start + at;
+                    if !whole_number_at(&lower, at, term) {
+                        continue;
+                    }
+                    let offset = from + at;
                     let Some(i) = units
                         .partition_point(|u| u.span.start <= offset)
                         .checked_sub(1)
@@ -171,6 +227,45 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
     scores
 }
 
+/// In a listing (`du`, `ls`, `find`), the entry whose own name the query names is the thing
+/// asked about, not the files under it: `… node_modules/x/node_modules/ajv` for "ajv".
+fn add_named_entries(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+    let mut buf = String::new();
+    for (u, s) in scores.iter_mut().enumerate() {
+        // An entry is a short line ending in a path; prose ending in a link is not one.
+        let text = doc.text(u);
+        let Some(last) = text.split_whitespace().next_back() else {
+            continue;
+        };
+        if text.split_whitespace().nth(MAX_ENTRY_WORDS).is_some() || last.contains("://") {
+            continue;
+        }
+        let Some((_, name)) = last.trim_end_matches('/').rsplit_once('/') else {
+            continue;
+        };
+        let mut words = 0;
+        let mut named = 0;
+        crate::methods::extract::terms::for_each_word(name, &mut buf, |w| {
+            words += 1;
+            named += usize::from(query.words.contains_key(w));
+        });
+        if words > 0 && named == words {
+            *s += NAMED_ENTRY_WEIGHT;
+        }
+    }
+}
+
+/// Whether `term`, found at `at` in `text`, is not a piece of a longer number: `120` is not in
+/// `1200` nor `v3.120`'s `3.12`, though `120` is in `120ms` and `x120`.
+fn whole_number_at(text: &str, at: usize, term: &str) -> bool {
+    let bytes = text.as_bytes();
+    let digit_before =
+        term.starts_with(|c: char| c.is_ascii_digit()) && at > 0 && bytes[at - 1].is_ascii_digit();
+    let digit_after = term.ends_with(|c: char| c.is_ascii_digit())
+        && bytes.get(at + term.len()).is_some_and(u8::is_ascii_digit);
+    !digit_before && !digit_after
+}
+
 /// Log lines whose template is rare stand out: the one transfer among a thousand heartbeats.
 fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
     let n = doc.units.len();
@@ -192,11 +287,17 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
 }
 
 /// Rare values and extremes per field, over all records and over those the query matches.
-fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &mut [f32]) {
     if doc.fields.is_empty() {
         return;
     }
-    let best = query_scores.iter().copied().fold(0.0f32, f32::max);
+    // The header row names every column; the best match among records is the yardstick.
+    let best = query_scores
+        .iter()
+        .zip(&doc.units)
+        .filter(|(_, u)| !u.pinned)
+        .map(|(&q, _)| q)
+        .fold(0.0f32, f32::max);
     let matched: Vec<bool> = query_scores
         .iter()
         .map(|&q| best > 0.0 && q >= 0.35 * best)
@@ -209,6 +310,7 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
             all,
             RARE_VALUE_WEIGHT,
             EXTREME_WEIGHT,
+            ends,
             &mut rare,
             &mut extreme,
         );
@@ -219,14 +321,86 @@ fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
                 &subset,
                 MATCHED_RARE_WEIGHT,
                 MATCHED_EXTREME_WEIGHT,
+                ends,
                 &mut rare,
                 &mut extreme,
             );
         }
     }
+    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
+    add_group_extremes(doc, &touched, ends, &mut extreme);
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
         *s += r + e;
+    }
+}
+
+/// "The heaviest European car": the records that share a category value the query names
+/// (nearly all of them match the query at all, most other records do not, and they are a
+/// minority) form a group, and each numeric
+/// column's extremes within the group stand out as the query's answer.
+fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut [f32]) {
+    /// Groups smaller than this have no extremes worth the name.
+    const MIN_GROUP: usize = 3;
+    let numeric: Vec<&Field> = doc
+        .fields
+        .iter()
+        .filter(|f| {
+            f.values
+                .iter()
+                .any(|(_, v)| matches!(v, FieldValue::Number(_)))
+        })
+        .collect();
+    if numeric.is_empty() {
+        return;
+    }
+    let mut in_group = vec![false; doc.units.len()];
+    let mut unused = vec![0.0f32; doc.units.len()];
+    for field in &doc.fields {
+        let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+        for &(u, v) in &field.values {
+            if let FieldValue::Category(h) = v {
+                groups.entry(h).or_default().push(u);
+            }
+        }
+        let all_hits = field.values.iter().filter(|(u, _)| touched[*u]).count();
+        let mut named: Vec<&Vec<usize>> = groups
+            .values()
+            .filter(|members| {
+                let hits = members.iter().filter(|&&u| touched[u]).count();
+                let others = field.values.len() - members.len();
+                // The value is what matched when its records match and most others do not.
+                members.len() >= MIN_GROUP
+                    && members.len() * 2 <= field.values.len()
+                    && hits * 10 >= members.len() * 8
+                    && (all_hits - hits) * 2 <= others
+            })
+            .collect();
+        named.sort_unstable_by_key(|members| members[0]);
+        for members in named {
+            for &u in members {
+                in_group[u] = true;
+            }
+            for column in &numeric {
+                let subset: Vec<(usize, FieldValue)> = column
+                    .values
+                    .iter()
+                    .copied()
+                    .filter(|(u, _)| in_group[*u])
+                    .collect();
+                signals(
+                    &subset,
+                    0.0,
+                    MATCHED_EXTREME_WEIGHT,
+                    ends,
+                    &mut unused,
+                    extreme,
+                );
+            }
+            for &u in members {
+                in_group[u] = false;
+            }
+        }
     }
 }
 
@@ -234,6 +408,7 @@ fn signals(
     values: &[(usize, FieldValue)],
     rare_weight: f32,
     extreme_weight: f32,
+    ends: Ends,
     rare: &mut [f32],
     extreme: &mut [f32],
 ) {
@@ -290,11 +465,29 @@ fn signals(
     numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
     if hi.1 > lo.1 {
-        extreme[lo.0] = extreme[lo.0].max(extreme_weight);
+        // A column that only grows or only shrinks down the text is a clock or a counter
+        // (uptime, sequence number): its ends are just the first and last records.
+        let mut in_order = numbers.clone();
+        in_order.sort_unstable_by_key(|&(u, _)| u);
+        let monotonic = in_order.windows(2).all(|w| w[0].1 <= w[1].1)
+            || in_order.windows(2).all(|w| w[0].1 >= w[1].1);
+        let weight = if monotonic {
+            extreme_weight * MONOTONIC_SHARE
+        } else {
+            extreme_weight
+        };
+        let (high, low) = if ends.high && ends.low {
+            (weight, weight)
+        } else if ends.high {
+            (weight, weight * UNASKED_END_SHARE)
+        } else {
+            (weight * UNASKED_END_SHARE, weight)
+        };
+        extreme[lo.0] = extreme[lo.0].max(low);
         // "The three largest", "which others exceeded": the runners-up count too, less.
         for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
             if x > lo.1 {
-                extreme[u] = extreme[u].max(extreme_weight * share);
+                extreme[u] = extreme[u].max(high * share);
             }
         }
     }
@@ -383,6 +576,82 @@ mod tests {
             "who pulls in semver@5.7.2",
         );
         assert!(s[1] > s[0]);
+    }
+
+    #[test]
+    fn the_longest_record_outranks_the_first_of_a_clocked_series() {
+        // A GC log: an uptime that only grows, a pause duration, indented details.
+        let mut text = String::new();
+        for (i, secs) in ["0.0385", "0.0287", "0.3874", "0.0429", "0.0257", "0.0311"]
+            .iter()
+            .enumerate()
+        {
+            text.push_str(&format!(
+                "{}.574: [GC pause (young), {secs} secs]\n   [Heap: 280M->235M]\n",
+                8600 + i * 30
+            ));
+        }
+        let s = scored(&text, "which GC pause took the longest?");
+        let best = (0..s.len()).max_by(|&a, &b| s[a].total_cmp(&s[b]));
+        assert_eq!(best, Some(4), "{s:?}");
+    }
+
+    #[test]
+    fn the_extremes_of_the_group_the_query_names_stand_out() {
+        let mut text = String::from("name,origin,hp\n");
+        for (name, origin, hp) in [
+            ("a", "USA", 190),
+            ("b", "Japan", 88),
+            ("c", "USA", 150),
+            ("d", "Japan", 132),
+            ("e", "Europe", 95),
+            ("f", "Japan", 97),
+            ("g", "USA", 165),
+            ("h", "Europe", 110),
+            ("i", "USA", 140),
+            ("j", "Japan", 75),
+        ] {
+            text.push_str(&format!("{name},{origin},{hp}\n"));
+        }
+        let doc = crate::methods::extract::kinds::csv::build(&text);
+        let q =
+            Query::from_hints(&ExtractHints::new().with_query("the most powerful Japanese car"));
+        let s = score(&doc, q.as_ref());
+        // Row d (132 hp) is the strongest Japanese car, though USA rows have more.
+        let best_japanese = [2, 4, 6, 10]
+            .into_iter()
+            .max_by(|&a, &b| s[a].total_cmp(&s[b]));
+        assert_eq!(best_japanese, Some(4), "{s:?}");
+    }
+
+    #[test]
+    fn the_lead_paragraph_of_a_heading_the_query_names_is_raised() {
+        let text = "# Methods\n\n## env_clear\n\nClears all variables.\n\n## env_remove\n\nRemoves a variable.\n";
+        let doc =
+            crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(&ExtractHints::new().with_query("what does env_clear do?"));
+        let s = score(&doc, q.as_ref());
+        let at = |t: &str| (0..doc.units.len()).find(|&i| doc.text(i) == t).unwrap();
+        assert!(
+            s[at("Clears all variables.")] > s[at("Removes a variable.")] + 1.0,
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn a_listed_entry_named_by_the_query_outranks_files_under_it() {
+        let text = "4.0K\tnode_modules/ajv/lib/core.js\n1.2M\tnode_modules/ajv\n8.0K\tnode_modules/ajv-formats/dist\n2.5M\tnode_modules/x/node_modules/ajv\n";
+        let s = scored(text, "which packages carry their own copy of ajv?");
+        assert!(s[1] > s[0] && s[3] > s[0] && s[3] > s[2], "{s:?}");
+    }
+
+    #[test]
+    fn a_number_does_not_match_inside_a_longer_one() {
+        let s = scored(
+            "model 1200 x\nmodel 120 y\nmodel 3120 z\n",
+            "which has 120?",
+        );
+        assert!(s[1] > s[0] && s[1] > s[2], "{s:?}");
     }
 
     #[test]

@@ -185,7 +185,7 @@ pub enum Progress {
     Finished,
 }
 
-/// A progress callback, called from the task running [`MapReduce::run`]; it should return
+/// A progress callback, called from the task running [`MapReduce::run`](super::MapReduce::run); it should return
 /// quickly.
 #[derive(Clone)]
 pub struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
@@ -336,7 +336,7 @@ impl MapReduceOptions {
 }
 
 /// A cache of map and merge answers, weighted by bytes. Cheap to clone; clones share entries,
-/// so one cache serves every run of every [`MapReduce`] it is given to.
+/// so one cache serves every run of every [`MapReduce`](super::MapReduce) it is given to.
 #[derive(Clone)]
 pub struct ChunkCache {
     entries: moka::future::Cache<u128, Arc<str>>,

@@ -1,15 +1,49 @@
-//! CSV and TSV: the header row frames the table; each row is a unit; every column's values
-//! feed rarity and extremes (the slowest run, the one odd count).
+//! CSV, TSV and drawn tables (`sqlite3 .mode table`, psql, MySQL, markdown): the header row
+//! frames the table; each row is a unit; every column's values feed rarity and extremes (the
+//! slowest run, the one odd count). The border lines of a drawn table are not rows.
 
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Unit};
 
+/// A line that only draws a table's frame: `+-----+----+`, `|---|:--|`, `------+------`.
+pub(crate) fn is_border(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 3
+        && t.contains(['-', '=', '─', '━'])
+        && t.chars().all(|c| {
+            matches!(
+                c,
+                '-' | '='
+                    | '+'
+                    | '|'
+                    | ':'
+                    | ' '
+                    | '─'
+                    | '━'
+                    | '┼'
+                    | '├'
+                    | '┤'
+                    | '┌'
+                    | '┐'
+                    | '└'
+                    | '┘'
+                    | '┬'
+                    | '┴'
+                    | '│'
+            )
+        })
+}
+
 /// The delimiter of a table whose lines mostly split into the header's number of fields.
 fn delimiter(lines: &[&str]) -> Option<u8> {
+    let rows: Vec<&str> = lines.iter().copied().filter(|l| !is_border(l)).collect();
+    let lines = rows.as_slice();
     let header = lines.first()?;
     [b'\t', b',', b';', b'|'].into_iter().find(|&d| {
         let columns = split(header, d).len();
-        let min_columns = if d == b'\t' { 2 } else { 3 };
+        // Tabs and a drawn frame (`| a | b |`) are table syntax; commas also occur in prose.
+        let framed = d == b'|' && header.trim_start().starts_with('|');
+        let min_columns = if d == b'\t' || framed { 2 } else { 3 };
         columns >= min_columns && {
             let same = lines
                 .iter()
@@ -25,8 +59,16 @@ pub(crate) fn looks_like_csv(lines: &[&str]) -> bool {
     delimiter(lines).is_some()
 }
 
-/// The cells of one line, honouring double quotes.
+/// The cells of one line, honouring double quotes; the outer pipes of a drawn table's row
+/// (`| a | b |`) are its frame, not empty cells.
 fn split(line: &str, delimiter: u8) -> Vec<&str> {
+    let line = if delimiter == b'|' {
+        let t = line.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        t.strip_suffix('|').unwrap_or(t)
+    } else {
+        line
+    };
     let mut cells = Vec::new();
     let bytes = line.as_bytes();
     let mut start = 0;
@@ -51,10 +93,24 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let sample: Vec<&str> = spans.iter().take(200).map(|s| &text[s.clone()]).collect();
     let delim = delimiter(&sample).unwrap_or(b',');
     let mut units = Vec::with_capacity(spans.len());
-    let header_columns = sample.first().map_or(0, |h| split(h, delim).len());
+    let header_columns = sample
+        .iter()
+        .find(|l| !is_border(l))
+        .map_or(0, |h| split(h, delim).len());
     let mut columns: Vec<Vec<(usize, &str)>> = vec![Vec::new(); header_columns];
-    for (row, span) in spans.into_iter().enumerate() {
+    let mut row = 0;
+    for span in spans {
         let line = &text[span.clone()];
+        if is_border(line) {
+            // The frame above and under the header is part of it; later borders are noise.
+            units.push(Unit {
+                span,
+                pinned: row <= 1,
+                weight: 0,
+                ..Unit::default()
+            });
+            continue;
+        }
         let cells = split(line, delim);
         let index = units.len();
         let mut template = xxhash_rust::xxh3::Xxh3::new();
@@ -76,9 +132,14 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             weight: 1,
             ..Unit::default()
         });
+        row += 1;
     }
     let fields = columns.iter().map(|values| column_field(values)).collect();
-    let rows = units.len().saturating_sub(1);
+    let rows = units
+        .iter()
+        .filter(|u| u.weight > 0)
+        .count()
+        .saturating_sub(1);
     Doc {
         kind: ContentKind::Csv,
         source: text.into(),
@@ -133,6 +194,24 @@ mod tests {
         assert!(doc.units[0].pinned);
         assert_eq!(doc.fields.len(), 2);
         assert!(matches!(doc.fields[1].values[2], (3, FieldValue::Number(n)) if n == 7.5));
+    }
+
+    #[test]
+    fn a_drawn_table_is_a_table_of_its_cells() {
+        let text = "+------+-----+\n| name | hp  |\n+------+-----+\n| a    | 90  |\n| b    | 132 |\n| c    | 75  |\n+------+-----+\n";
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(looks_like_csv(&lines));
+        let doc = build(text);
+        assert!(doc.units[0].pinned && doc.units[1].pinned && doc.units[2].pinned);
+        assert!(!doc.units[3].pinned);
+        assert_eq!(doc.fields.len(), 2);
+        assert!(
+            doc.fields[1]
+                .values
+                .iter()
+                .any(|v| matches!(v, (4, FieldValue::Number(n)) if *n == 132.0))
+        );
+        assert_eq!(doc.overview.as_deref(), Some("[table: 3 rows × 2 columns]"));
     }
 
     #[test]

@@ -119,11 +119,22 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         });
     }
     if style == Style::Text {
-        // The first line is often a header, the last one a summary ("N passed", "error: …").
-        if let Some(first) = units.first_mut() {
+        // The first line is often a header, the last one a summary ("N passed", "error: …");
+        // not when it is one more record of a repeated shape (the first pause of a GC log).
+        let repeated = |unit: &Unit| {
+            let template = unit.template;
+            units
+                .iter()
+                .filter(|u| u.template == template)
+                .nth(2)
+                .is_some()
+        };
+        let first_header = units.first().is_some_and(|u| !repeated(u));
+        let last_summary = units.last().is_some_and(|u| !repeated(u));
+        if first_header && let Some(first) = units.first_mut() {
             first.prior += 1.5;
         }
-        if let Some(last) = units.last_mut() {
+        if last_summary && let Some(last) = units.last_mut() {
             last.prior += 1.5;
         }
     }

@@ -9,11 +9,16 @@ use crate::methods::extract::doc::{self, Doc, Level, Unit};
 /// A paragraph longer than this is cut into pieces at sentence ends, so a match keeps its
 /// sentence and not a whole page-long paragraph.
 const MAX_PARAGRAPH_BYTES: usize = 480;
+/// The same for a block of text made from HTML, which is one paragraph on one line: a page's
+/// paragraphs are dense, and a match should keep its sentence rather than its neighbours.
+const MAX_BLOCK_LINE_BYTES: usize = 200;
 /// Lines of a fenced code block per unit.
 const CODE_LINES_PER_UNIT: usize = 2;
 
 pub(crate) fn build(source: Cow<'_, str>, kind: ContentKind) -> Doc<'_> {
-    let units = cut(&source);
+    // Text made from HTML has one block element (a `<p>`, a `<dd>`) per line: each line is a
+    // paragraph of its own, not the wrapped continuation of the one above.
+    let units = cut(&source, kind == ContentKind::Html);
     Doc {
         kind,
         source,
@@ -24,7 +29,7 @@ pub(crate) fn build(source: Cow<'_, str>, kind: ContentKind) -> Doc<'_> {
     }
 }
 
-fn cut(text: &str) -> Vec<Unit> {
+fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
     let spans = doc::line_spans(text);
     let mut units: Vec<Unit> = Vec::with_capacity(spans.len() / 2 + 1);
     // Open headings: (level, unit).
@@ -95,7 +100,11 @@ fn cut(text: &str) -> Vec<Unit> {
         }
         let starts_item = is_list_item(trimmed);
         match open {
-            Some(u) if !starts_item && span.end - units[u].span.start <= MAX_PARAGRAPH_BYTES => {
+            Some(u)
+                if !starts_item
+                    && !line_per_block
+                    && span.end - units[u].span.start <= MAX_PARAGRAPH_BYTES =>
+            {
                 units[u].span.end = span.end;
                 units[u].weight += 1;
                 if units[u].level < doc::level_from_words(line) {
@@ -103,7 +112,12 @@ fn cut(text: &str) -> Vec<Unit> {
                 }
             }
             _ => {
-                for piece in sentences(text, span.clone()) {
+                let max = if line_per_block {
+                    MAX_BLOCK_LINE_BYTES
+                } else {
+                    MAX_PARAGRAPH_BYTES
+                };
+                for piece in sentences(text, span.clone(), max) {
                     units.push(content_unit(piece, heading_parent, section, line));
                 }
                 open = Some(units.len() - 1);
@@ -130,6 +144,8 @@ fn content_unit(
         span,
         parent,
         block: Some(section),
+        // The same line again (`use std::process::Command;` atop every example) is a repeat.
+        template: Some(doc::template_of(line)),
         level: doc::level_from_words(line),
         weight: 1,
         ..Unit::default()
@@ -174,9 +190,9 @@ fn is_list_item(trimmed: &str) -> bool {
     digits > 0 && digits < 4 && trimmed[digits..].starts_with(". ")
 }
 
-/// `span` cut at sentence ends into pieces of at most about `MAX_PARAGRAPH_BYTES`.
-fn sentences(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
-    if span.len() <= MAX_PARAGRAPH_BYTES {
+/// `span` cut at sentence ends into pieces of at most about `max` bytes.
+fn sentences(text: &str, span: std::ops::Range<usize>, max: usize) -> Vec<std::ops::Range<usize>> {
+    if span.len() <= max {
         return vec![span];
     }
     let mut pieces = Vec::new();
@@ -188,12 +204,12 @@ fn sentences(text: &str, span: std::ops::Range<usize>) -> Vec<std::ops::Range<us
         if matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1] == b' ' {
             last_end = Some(i + 1);
             // A sentence end once the piece is long enough, or the last one before the limit.
-            if (i + 1).saturating_sub(start) >= MAX_PARAGRAPH_BYTES / 2 {
+            if (i + 1).saturating_sub(start) >= max / 2 {
                 pieces.push(start..i + 1);
                 start = i + 2;
                 last_end = None;
             }
-        } else if i.saturating_sub(start) >= MAX_PARAGRAPH_BYTES
+        } else if i.saturating_sub(start) >= max
             && let Some(end) = last_end.take()
         {
             pieces.push(start..end);
@@ -239,6 +255,26 @@ mod tests {
                 Some("2.20.0 (2018-10-18)\n-------------------"),
                 Some("<h3 name=\"x\">\nWhy?\n</h3>")
             ]
+        );
+    }
+
+    #[test]
+    fn each_line_of_text_from_html_is_its_own_paragraph() {
+        // rustdoc: a method's summary and its note are two `<p>`s, so two lines.
+        let html = "<h4>pub fn output(&amp;mut self)</h4><p>Executes the command as a child process, waiting for it to finish and collecting all of its output.</p>\n<p>By default, stdout and stderr are captured (and used to provide the resulting output). Stdin is not inherited from the parent and any attempt by the child process to read from the stdin stream will result in the stream immediately closing.</p>";
+        let text = super::super::html::to_text(html);
+        let doc = build(text.as_str().into(), ContentKind::Html);
+        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+        assert!(texts.contains(&"By default, stdout and stderr are captured (and used to provide the resulting output)."), "{texts:?}");
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("Stdin is not inherited"))
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("Executes the command") && !t.contains("By default"))
         );
     }
 

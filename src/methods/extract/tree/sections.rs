@@ -18,6 +18,11 @@ const OPAQUE_PENALTY: f32 = 1.5;
 const HEADER_PRIOR: f32 = 0.5;
 /// Fields of a record whose header or name the query names: the query asks about that record.
 const NAMED_RECORD_PRIOR: f32 = 2.0;
+/// The same when the name is exactly a word of the query (`keyring`, not `keyring-alt`): the
+/// query is about that one record, and its own fields are the answer.
+const EXACTLY_NAMED_PRIOR: f32 = 5.0;
+/// The items of a long value (a record's file list) of an exactly named record.
+const NAMED_VALUE_PRIOR: f32 = 2.0;
 /// A record's own fields are few and short; the lines of a long multi-line value (a list of
 /// file hashes) form a block of their own so that they do not stop the record's fields from
 /// pulling each other in.
@@ -57,11 +62,12 @@ pub(crate) fn looks_like_sections(lines: &[&str]) -> bool {
 /// a manifest the query names the package, and its fields are the answer.
 pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let mut units: Vec<Unit> = Vec::new();
+    let wants_digests = query.is_some_and(asks_for_digests);
     // The open `[[table]]`: its header's name and unit.
     let mut repeated: Option<(&str, usize)> = None;
     let mut header: Option<usize> = None;
     let mut name: Option<usize> = None;
-    let mut record_named = false;
+    let mut record_named = Named::No;
     let mut open_key: Option<usize> = None;
     let mut open = 0i32;
     let mut block = 0u32;
@@ -88,6 +94,9 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             unit.parent = Some(key);
             unit.block = Some(value_block);
             unit.template = Some(doc::template_of(line));
+            if record_named == Named::Exactly {
+                unit.prior += NAMED_VALUE_PRIOR;
+            }
         } else if let Some(section) = section_header(line) {
             block += 2;
             header = Some(index);
@@ -102,17 +111,19 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             if t.starts_with("[[") {
                 repeated = Some((section, index));
                 name = None;
-                record_named = false;
+                record_named = Named::No;
             } else if sub_table {
-                // `[package.dependencies]` after `[[package]]` belongs to that package.
+                // `[package.dependencies]` after `[[package]]` belongs to that package; its
+                // lines are about other packages, so they count as partly named only.
                 unit.parent = name.or(repeated.map(|(_, u)| u));
-                if record_named {
+                if record_named != Named::No {
+                    record_named = Named::Partly;
                     unit.prior += NAMED_RECORD_PRIOR;
                 }
             } else {
                 repeated = None;
                 name = None;
-                record_named = query.is_some_and(|q| names_a_word(q, section));
+                record_named = query.map_or(Named::No, |q| named_by(q, section));
             }
         } else {
             unit.block = Some(block);
@@ -128,7 +139,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 if in_repeated_header && name.is_none() {
                     // The first field of a repeated table names the record.
                     name = Some(index);
-                    record_named = query.is_some_and(|q| names_a_word(q, value));
+                    record_named = query.map_or(Named::No, |q| named_by(q, value));
                 }
                 open = bracket_balance(value).max(0);
                 if open > 0 {
@@ -136,11 +147,15 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                     value_block = block + 1;
                 }
             }
-            if record_named {
-                unit.prior += NAMED_RECORD_PRIOR;
-            }
+            unit.prior += match record_named {
+                Named::No => 0.0,
+                Named::Partly => NAMED_RECORD_PRIOR,
+                Named::Exactly => EXACTLY_NAMED_PRIOR,
+            };
         }
-        if opaque_share(t) >= OPAQUE_SHARE {
+        // A digest is noise unless the query asks for the digests of the record it names.
+        let asked = record_named == Named::Exactly && wants_digests;
+        if !asked && opaque_share(t) >= OPAQUE_SHARE {
             unit.prior -= OPAQUE_PENALTY;
         }
         if unit.level == Level::Error {
@@ -158,14 +173,50 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     }
 }
 
-/// Whether a word of `text` (split and stemmed as the scorer does) is a query word.
-fn names_a_word(query: &Query, text: &str) -> bool {
+/// Whether the query asks for a hash or checksum.
+fn asks_for_digests(query: &Query) -> bool {
+    const WORDS: &[&str] = &[
+        "hash",
+        "digest",
+        "checksum",
+        "sha",
+        "sha1",
+        "sha256",
+        "sha512",
+        "md5",
+        "integrity",
+    ];
+    WORDS.iter().any(|w| query.words.contains_key(*w))
+}
+
+/// How a query names a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    No,
+    /// A word of the record's name is a query word (`poetry` of `poetry-core`).
+    Partly,
+    /// The whole name is a query word or exact term.
+    Exactly,
+}
+
+/// How `query` names the record whose header or name field is `text`: whether a word of it
+/// (split and stemmed as the scorer does) is a query word, and whether all of it is one.
+fn named_by(query: &Query, text: &str) -> Named {
     let mut buf = String::new();
-    let mut named = false;
+    let mut words = 0;
+    let mut named = 0;
     for_each_word(text, &mut buf, |w| {
-        named |= !is_stopword(w) && query.words.contains_key(w)
+        words += 1;
+        named += usize::from(!is_stopword(w) && query.words.contains_key(w));
     });
-    named || query.mentions(text)
+    let bare = text.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+    if (words == 1 && named == 1) || query.exact.contains(&bare) {
+        Named::Exactly
+    } else if named > 0 || query.mentions(text) {
+        Named::Partly
+    } else {
+        Named::No
+    }
 }
 
 /// The name inside a `[section]` or `[[table]]` header at the margin, if `line` is one.
@@ -307,6 +358,23 @@ description = "Python package for providing Mozilla's CA Bundle."
             doc.units[find("version = \"2025.8.3\"")].prior
                 > doc.units[find("version = \"0.14.3\"")].prior
         );
+    }
+
+    #[test]
+    fn a_record_named_exactly_outranks_one_named_in_part() {
+        let hints = crate::methods::extract::ExtractHints::new()
+            .with_query("which version of cachecontrol is locked, and its wheel's sha256?");
+        let query = Query::from_hints(&hints).unwrap();
+        let lock = LOCK.replace("certifi", "cachecontrol-ext");
+        let doc = build(&lock, Some(&query));
+        let t = texts(&doc);
+        let find = |s: &str| t.iter().position(|x| x.starts_with(s)).unwrap();
+        assert!(
+            doc.units[find("version = \"0.14.3\"")].prior
+                > doc.units[find("version = \"2025.8.3\"")].prior
+        );
+        // The digests of the named record are asked for; they are not noise here.
+        assert!(doc.units[find("    {file = \"cachecontrol-0.14.3-py3")].prior > 0.0);
     }
 
     #[test]

@@ -1,0 +1,253 @@
+//! Serving the proxy over streamable HTTP, with a health endpoint beside it.
+//!
+//! What keeps it safe to expose: a cap on sessions and an idle timeout ([`sessions`]), a
+//! bearer token and browser-origin checks ([`access`]), and read deadlines ([`timeout`]). The
+//! `[proxy]` keys that set them are read once, when the server starts.
+
+mod access;
+mod sessions;
+mod timeout;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower::Service;
+
+use self::access::Access;
+use self::sessions::SessionLimit;
+use self::timeout::{FirstRequest, TimedBody};
+use super::error::ProxyError;
+use super::server::{ProxyServer, Shared};
+use crate::ProxyConfig;
+
+/// How long the server waits after a failed `accept` before trying again.
+const ACCEPT_ERROR_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The path of the health endpoint.
+pub(crate) const HEALTH_PATH: &str = "/health";
+
+/// The header that names an existing MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// Binds `addr`; the returned listener's local address is the one to announce.
+pub(crate) async fn bind(addr: SocketAddr) -> Result<TcpListener, ProxyError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ProxyError::Listen {
+            addr: addr.to_string(),
+            source,
+        })
+}
+
+/// Serves MCP on every path but [`HEALTH_PATH`] until `shutdown` fires.
+///
+/// # Errors
+///
+/// [`ProxyError::Unprotected`] for a non-loopback address with no token and no
+/// `allow_unauthenticated`, [`ProxyError::AuthToken`] when the token's variable is unset.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    allow_unauthenticated: bool,
+    shutdown: CancellationToken,
+) -> Result<(), ProxyError> {
+    let local = listener.local_addr().map_err(|source| ProxyError::Listen {
+        addr: "listener".into(),
+        source,
+    })?;
+    let settings = shared.loaded.borrow().engine.config().proxy.clone();
+    let access = Arc::new(Access::new(&settings, local, allow_unauthenticated)?);
+    let sessions = Arc::new(SessionLimit::new(
+        settings.max_sessions,
+        settings.session_idle_timeout,
+    ));
+    tokio::spawn(sessions.clone().close_idle(shutdown.clone()));
+    let upstream_label = shared.upstream.label();
+    let mcp = StreamableHttpService::new(
+        move || Ok(ProxyServer::new(shared.clone())),
+        sessions.clone(),
+        server_config(local, &settings, access.requires_token(), &shutdown),
+    );
+    tracing::info!(
+        %local,
+        max_sessions = settings.max_sessions,
+        "serving MCP over streamable HTTP"
+    );
+    let read_timeout = settings.read_timeout;
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Per-connection failures (e.g. too many open files) must not stop the
+                    // server. Out of descriptors, accept fails again at once until one is freed:
+                    // a short pause keeps that from spinning a core and flooding the log.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => return Ok(()),
+        };
+        let _ = stream.set_nodelay(true);
+        let first_request = FirstRequest::default();
+        let service = {
+            let (mcp, access, sessions) = (mcp.clone(), access.clone(), sessions.clone());
+            let (upstream_label, first_request) = (upstream_label.clone(), first_request.clone());
+            hyper::service::service_fn(move |request: Request<Incoming>| {
+                first_request.arrived();
+                let mut mcp = mcp.clone();
+                let admitted = admit(&request, &access, &sessions, &upstream_label);
+                let ending_session = request.method() == Method::DELETE;
+                async move {
+                    let request = request.map(|body| TimedBody::new(body, read_timeout));
+                    let mut response = match admitted {
+                        Admitted::No(response) => response,
+                        Admitted::Yes => mcp.call(request).await?,
+                        Admitted::WithPlace(place) => {
+                            SessionLimit::holding(place, mcp.call(request)).await?
+                        }
+                    };
+                    // rmcp answers a session's DELETE 202; the TypeScript and Python SDK servers
+                    // (the upstreams a client knows) answer 200, and so does the proxy.
+                    if ending_session && response.status() == StatusCode::ACCEPTED {
+                        *response.status_mut() = StatusCode::OK;
+                    }
+                    Ok::<_, Infallible>(response)
+                }
+            })
+        };
+        let connection_shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                result = connection => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "HTTP connection ended with an error");
+                    }
+                }
+                () = first_request.missed(read_timeout) => {
+                    tracing::debug!("closed an HTTP connection that sent no request in time");
+                }
+                () = connection_shutdown.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// rmcp's server settings: the shutdown token, and the `Host` and `Origin` checks against
+/// DNS rebinding and cross-site requests.
+fn server_config(
+    local: SocketAddr,
+    settings: &ProxyConfig,
+    token_required: bool,
+    shutdown: &CancellationToken,
+) -> StreamableHttpServerConfig {
+    let mut config = StreamableHttpServerConfig::default();
+    config.cancellation_token = shutdown.child_token();
+    // rmcp accepts loopback Host headers only; a proxy bound to another address must also
+    // accept that address.
+    let mut allowed_hosts = config.allowed_hosts.clone();
+    allowed_hosts.push(local.ip().to_string());
+    allowed_hosts.push(local.to_string());
+    let config = config
+        .with_allowed_hosts(allowed_hosts)
+        .with_allowed_origins(access::allowed_origins(settings))
+        .enforce_origin_validation();
+    // The Host check keeps a rebound DNS name from reaching an open proxy; with a token, the
+    // page behind such a name has no token to send (and its `Origin` is refused anyway), while
+    // the check would turn away clients that name the machine (`0.0.0.0`, a DNS name).
+    if token_required {
+        config.disable_allowed_hosts()
+    } else {
+        config
+    }
+}
+
+/// Whether rmcp gets the request, and with what.
+enum Admitted {
+    /// No: the proxy answers itself.
+    No(HttpResponse),
+    /// Yes, within an existing session (or none).
+    Yes,
+    /// Yes, with a place under the session cap for the session it may open.
+    WithPlace(sessions::Place),
+}
+
+/// Answers health, a missing token, and a new session over the cap before rmcp sees the
+/// request.
+fn admit(
+    request: &Request<Incoming>,
+    access: &Access,
+    sessions: &SessionLimit,
+    upstream_label: &str,
+) -> Admitted {
+    if request.uri().path() == HEALTH_PATH {
+        return Admitted::No(health(upstream_label));
+    }
+    if !access.admits(request.headers()) {
+        return Admitted::No(access::unauthorized());
+    }
+    // A POST without a session may start one (an `initialize`).
+    let opens_session =
+        request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
+    if !opens_session {
+        return Admitted::Yes;
+    }
+    match sessions.reserve() {
+        Some(place) => Admitted::WithPlace(place),
+        None => {
+            tracing::warn!(
+                max_sessions = sessions.max(),
+                "refused a new MCP session: the session limit is reached"
+            );
+            Admitted::No(sessions_full(sessions.max()))
+        }
+    }
+}
+
+/// A JSON-RPC error in a 503: the client's `initialize` fails with a message it can show.
+fn sessions_full(max: usize) -> HttpResponse {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32000, "message": sessions::full_message(max)},
+    });
+    json_response(StatusCode::SERVICE_UNAVAILABLE, &body)
+}
+
+fn health(upstream: &str) -> HttpResponse {
+    let body = serde_json::json!({
+        "status": "ok",
+        "service": "condense",
+        "version": env!("CARGO_PKG_VERSION"),
+        "upstream": upstream,
+    });
+    json_response(StatusCode::OK, &body)
+}
+
+fn json_response(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
