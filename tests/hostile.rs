@@ -733,6 +733,9 @@ fn wrong_values(key_schema: &Value) -> Vec<&'static str> {
         Some("number") => vec!["\"0.5\"", "true", "[0.5]", "-3.0"],
         Some("boolean") => vec!["\"yes\"", "1", "[true]"],
         Some("string") => vec!["5", "true", "[\"a\"]", "{ x = \"a\" }", "\"\""],
+        // A wrong item is named by its index (`proxy.added_tools[0]`), checked with the
+        // environment below; here the whole value is of the wrong type.
+        Some("array") => vec!["\"a\"", "5", "true", "{ x = \"a\" }"],
         other => panic!("a schema type the test does not know: {other:?}"),
     }
 }
@@ -778,6 +781,8 @@ fn wrong_env_values(key_schema: &Value) -> Vec<&'static str> {
         Some("number") => vec!["warm", "", "-3"],
         Some("boolean") => vec!["yes", "1", ""],
         Some("string") => vec!["", "   "],
+        // Comma-separated; an item with a space is neither an origin nor a tool's name.
+        Some("array") => vec!["no such item", "a,b c"],
         other => panic!("a schema type the test does not know: {other:?}"),
     }
 }

@@ -150,7 +150,14 @@ pub(super) fn validate(
         };
         message = format!("unknown key `{name}`");
     }
-    if let Some(var) = overridden.get(&pointer) {
+    // A variable sets a whole key; an error inside it (a list's item) is still the variable's.
+    let var = overridden.iter().find_map(|(set, var)| {
+        let inside = pointer
+            .strip_prefix(set.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        inside.then_some(var)
+    });
+    if let Some(var) = var {
         return Err(ConfigError::Env {
             var: var.clone(),
             message,

@@ -246,17 +246,11 @@ impl Condenser {
         let note = note.as_deref();
         let key = self.cache_key(&text, request, &plan, note);
         // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
-        let stripped = match crate::ansi::strip_escapes(&text) {
+        let text = match crate::ansi::strip_escapes(&text) {
             std::borrow::Cow::Owned(stripped) => Some(stripped),
             std::borrow::Cow::Borrowed(_) => None,
-        };
-        let text = match stripped {
-            Some(stripped) => {
-                let len = stripped.len();
-                SharedText::new(Arc::new(stripped), len)
-            }
-            None => text,
-        };
+        }
+        .map_or(text, SharedText::from_string);
         let Some(cache) = self.inner.store.results() else {
             let mut outcome = self
                 .ladder(&text, request, plan, &reference, note, started)

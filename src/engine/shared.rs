@@ -46,6 +46,12 @@ impl SharedText {
         debug_assert!(whole.is_char_boundary(end));
         SharedText { whole, end }
     }
+
+    /// All of `text`, owned: for a text made anew from the input (escape codes stripped).
+    pub(super) fn from_string(text: String) -> Self {
+        let end = text.len();
+        SharedText::new(Arc::new(text), end)
+    }
 }
 
 impl Deref for SharedText {
