@@ -429,7 +429,7 @@ fn added_tools_come_comma_separated_from_the_environment() {
     );
     let message = env("summarise").unwrap_err().to_string();
     assert!(
-        message.contains("proxy.added_tools") && message.contains("summarise"),
+        message.contains("CONDENSE_PROXY_ADDED_TOOLS") && message.contains("summarise"),
         "{message}"
     );
 }
