@@ -239,9 +239,9 @@ impl Condenser {
         if let Some(mode) = request.mode {
             plan.mode = mode;
         }
-        let shared = source.shared();
-        let (reference, cut) = self.keep_original(&shared, input).await;
-        let text = SharedText::new(shared, input.considered.len());
+        let (reference, cut, kept) = self.keep_original(source, input).await;
+        // What is kept starts with the considered part: the methods read it from there.
+        let text = SharedText::new(kept, input.considered.len());
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
         let note = note.as_deref();
         let key = self.cache_key(&text, request, &plan, note);
@@ -292,30 +292,34 @@ impl Condenser {
     }
 
     /// Keeps the original for retrieval: the whole output when the caller handed all of it
-    /// over and it fits the originals store, else the part considered. Returns the ref and,
-    /// when the input was cut, what the result must say about it.
+    /// over and it fits the originals store, else the part considered. Returns the ref, what
+    /// the result must say when the input was cut, and the text kept (shared, not copied, when
+    /// the caller handed it over).
     async fn keep_original(
         &self,
-        whole: &Arc<String>,
+        source: &Source<'_>,
         input: Considered<'_>,
-    ) -> (String, Option<InputCut>) {
+    ) -> (String, Option<InputCut>, Arc<String>) {
         if !input.is_cut() {
-            return (self.inner.store.keep(whole.clone()).await, None);
+            let kept = source.shared();
+            return (self.inner.store.keep(kept.clone()).await, None, kept);
         }
+        let whole = source.as_str();
         let whole_kept = whole.len() == input.whole_bytes
             && whole.len() as u64 <= self.inner.config.cache.originals_max_bytes;
+        // Only what is kept is copied: never a whole output too large to keep.
         let kept = if whole_kept {
-            whole.clone()
+            source.shared()
         } else {
             Arc::new(input.considered.to_owned())
         };
-        let reference = self.inner.store.keep(kept).await;
+        let reference = self.inner.store.keep(kept.clone()).await;
         let cut = InputCut {
             considered_bytes: input.considered.len(),
             whole_bytes: input.whole_bytes,
             whole_kept,
         };
-        (reference, Some(cut))
+        (reference, Some(cut), kept)
     }
 
     /// The outcome for a text that is not condensed: the text itself, or, when it was larger
@@ -349,7 +353,7 @@ impl Condenser {
             input_cut: None,
         };
         if input.is_cut() {
-            let (reference, cut) = self.keep_original(&source.shared(), input).await;
+            let (reference, cut, _) = self.keep_original(source, input).await;
             let marker = cut
                 .as_ref()
                 .map(|cut| cut.marker(&reference))

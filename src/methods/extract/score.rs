@@ -9,6 +9,7 @@ use super::detect::ContentKind;
 use super::doc::{Doc, Field, FieldValue, Level};
 use super::query::{Ends, Query};
 use super::terms::for_each_word_sized;
+use crate::tokens::{ceil_char_boundary, floor_char_boundary};
 
 /// A unit that matches the query best scores this much from BM25.
 const QUERY_WEIGHT: f32 = 10.0;
@@ -181,15 +182,19 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
                 last += 1;
             }
             let units = &doc.units[first..=last];
+            // One character either side too, so a number is told from a piece of a longer
+            // one at the window's edges as anywhere else.
+            let from = floor_char_boundary(&doc.source, start.saturating_sub(1));
+            let to = ceil_char_boundary(&doc.source, units[units.len() - 1].span.end + 1);
             lower.clear();
-            lower.push_str(&doc.source[start..units[units.len() - 1].span.end]);
+            lower.push_str(&doc.source[from..to]);
             lower.make_ascii_lowercase();
             for (term, term_hits) in query.exact.iter().zip(&mut hits) {
                 for (at, _) in lower.match_indices(term.as_str()) {
                     if !whole_number_at(&lower, at, term) {
                         continue;
                     }
-                    let offset = start + at;
+                    let offset = from + at;
                     let Some(i) = units
                         .partition_point(|u| u.span.start <= offset)
                         .checked_sub(1)
