@@ -123,30 +123,30 @@ pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
 pub(crate) fn template_of(line: &str) -> u64 {
     // Not `/`: a path with a version in it (`pkg-1.2/src/a.py`) is one masked word.
     const STRUCTURE: &[u8] = b"<>=:\"',;()[]{}";
-    let mut masked: Vec<u8> = Vec::with_capacity(line.len());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for word in line.split_ascii_whitespace() {
         let bytes = word.as_bytes();
         if !bytes.iter().any(u8::is_ascii_digit) {
-            masked.extend_from_slice(bytes);
+            hasher.update(bytes);
         } else if !bytes.iter().any(|b| STRUCTURE.contains(b)) {
-            masked.push(b'#');
+            hasher.update(b"#");
         } else {
             for piece in bytes.split_inclusive(|b| STRUCTURE.contains(b)) {
                 let (body, delimiter) = match piece.split_last() {
-                    Some((last, body)) if STRUCTURE.contains(last) => (body, Some(*last)),
-                    _ => (piece, None),
+                    Some((last, body)) if STRUCTURE.contains(last) => (body, &piece[body.len()..]),
+                    _ => (piece, &piece[piece.len()..]),
                 };
                 if body.iter().any(u8::is_ascii_digit) {
-                    masked.push(b'#');
+                    hasher.update(b"#");
                 } else {
-                    masked.extend_from_slice(body);
+                    hasher.update(body);
                 }
-                masked.extend(delimiter);
+                hasher.update(delimiter);
             }
         }
-        masked.push(b' ');
+        hasher.update(b" ");
     }
-    xxhash_rust::xxh3::xxh3_64(&masked)
+    hasher.digest()
 }
 
 /// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,

@@ -121,12 +121,14 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let mut buf = String::new();
         // Stemming strips at most a few bytes: words much longer or shorter than every query
         // word cannot match one.
+        // A root of a long query word (`japan` of "japanese") is as short as 5 letters.
         let shortest = query
             .words
             .keys()
-            .map(|w| w.len().saturating_sub(3).min(w.len()).max(2))
+            .map(String::len)
             .min()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(5);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
         let lengths = shortest..longest + 7;
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
