@@ -206,16 +206,16 @@ fn add_named_entries(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
     let mut buf = String::new();
     for (u, s) in scores.iter_mut().enumerate() {
         // An entry is a short line ending in a path; prose ending in a link is not one.
-        let text = doc.text(u);
-        let Some(last) = text.split_whitespace().next_back() else {
-            continue;
-        };
-        if text.split_whitespace().nth(MAX_ENTRY_WORDS).is_some() || last.contains("://") {
-            continue;
-        }
+        let text = doc.text(u).trim_end();
+        let last = text
+            .rfind(|c: char| c.is_ascii_whitespace())
+            .map_or(text, |at| &text[at + 1..]);
         let Some((_, name)) = last.trim_end_matches('/').rsplit_once('/') else {
             continue;
         };
+        if last.contains("://") || text.split_ascii_whitespace().nth(MAX_ENTRY_WORDS).is_some() {
+            continue;
+        }
         let mut words = 0;
         let mut named = 0;
         crate::methods::extract::terms::for_each_word(name, &mut buf, |w| {
@@ -416,16 +416,17 @@ fn signals(
     if numbers.len() < 2 {
         return;
     }
+    // A column that only grows or only shrinks down the text is a clock or a counter
+    // (uptime, sequence number): its ends are just the first and last records. Values come in
+    // unit order from every builder; should they not, the column is not called a clock.
+    let in_order = numbers.windows(2).all(|w| w[0].0 < w[1].0);
+    let monotonic = in_order
+        && (numbers.windows(2).all(|w| w[0].1 <= w[1].1)
+            || numbers.windows(2).all(|w| w[0].1 >= w[1].1));
     // Largest first, ties in unit order: the same input always gives the same choice.
     numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
     if hi.1 > lo.1 {
-        // A column that only grows or only shrinks down the text is a clock or a counter
-        // (uptime, sequence number): its ends are just the first and last records.
-        let mut in_order = numbers.clone();
-        in_order.sort_unstable_by_key(|&(u, _)| u);
-        let monotonic = in_order.windows(2).all(|w| w[0].1 <= w[1].1)
-            || in_order.windows(2).all(|w| w[0].1 >= w[1].1);
         let weight = if monotonic {
             extreme_weight * MONOTONIC_SHARE
         } else {
