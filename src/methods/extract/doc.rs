@@ -121,33 +121,90 @@ pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
 /// word (`<key>1.2</key>`, `key=42`, `"id":7`) are split at their punctuation first, so that
 /// only the value is masked and two fields stay two templates.
 pub(crate) fn template_of(line: &str) -> u64 {
-    // Not `/`: a path with a version in it (`pkg-1.2/src/a.py`) is one masked word.
-    const STRUCTURE: &[u8] = b"<>=:\"',;()[]{}";
-    let mut masked: Vec<u8> = Vec::with_capacity(line.len());
+    let mut masked = Masked::default();
     for word in line.split_ascii_whitespace() {
         let bytes = word.as_bytes();
-        if !bytes.iter().any(u8::is_ascii_digit) {
-            masked.extend_from_slice(bytes);
-        } else if !bytes.iter().any(|b| STRUCTURE.contains(b)) {
-            masked.push(b'#');
+        let (mut digit, mut structure) = (false, false);
+        for &b in bytes {
+            digit |= b.is_ascii_digit();
+            structure |= IS_STRUCTURE[b as usize];
+        }
+        if !digit {
+            masked.push(bytes);
+        } else if !structure {
+            masked.push(b"#");
         } else {
-            for piece in bytes.split_inclusive(|b| STRUCTURE.contains(b)) {
-                let (body, delimiter) = match piece.split_last() {
-                    Some((last, body)) if STRUCTURE.contains(last) => (body, Some(*last)),
-                    _ => (piece, None),
-                };
-                if body.iter().any(u8::is_ascii_digit) {
-                    masked.push(b'#');
+            // Mask each piece between punctuation that holds a digit; keep the punctuation.
+            let mut start = 0;
+            let mut piece_digit = false;
+            for (i, &b) in bytes.iter().enumerate() {
+                if IS_STRUCTURE[b as usize] {
+                    masked.push(if piece_digit { b"#" } else { &bytes[start..i] });
+                    masked.push(&bytes[i..=i]);
+                    start = i + 1;
+                    piece_digit = false;
                 } else {
-                    masked.extend_from_slice(body);
+                    piece_digit |= b.is_ascii_digit();
                 }
-                masked.extend(delimiter);
+            }
+            masked.push(if piece_digit { b"#" } else { &bytes[start..] });
+        }
+        masked.push(b" ");
+    }
+    masked.digest()
+}
+
+/// A line's masked text on its way into the hasher, gathered on the stack so that the many
+/// small pieces of a line cost one hasher update.
+struct Masked {
+    hasher: xxhash_rust::xxh3::Xxh3,
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl Default for Masked {
+    fn default() -> Self {
+        Masked {
+            hasher: xxhash_rust::xxh3::Xxh3::new(),
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+}
+
+impl Masked {
+    fn push(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > self.buf.len() {
+            self.hasher.update(&self.buf[..self.len]);
+            self.len = 0;
+            if bytes.len() > self.buf.len() {
+                self.hasher.update(bytes);
+                return;
             }
         }
-        masked.push(b' ');
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
     }
-    xxhash_rust::xxh3::xxh3_64(&masked)
+
+    fn digest(mut self) -> u64 {
+        self.hasher.update(&self.buf[..self.len]);
+        self.hasher.digest()
+    }
 }
+
+/// The punctuation that separates a field's name from its value inside one word: markup
+/// (`<a>1</a>`), assignments (`a=1`, `"a":1`) and lists. Not `/`: a path with a version in
+/// it (`pkg-1.2/src/a.py`) is one masked word.
+static IS_STRUCTURE: [bool; 256] = {
+    let mut table = [false; 256];
+    let marks = b"<>=:\"',;()[]{}";
+    let mut i = 0;
+    while i < marks.len() {
+        table[marks[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,
 /// `12ms`; binary and decimal size suffixes scale it, so `900K` < `2.5M` as it should.

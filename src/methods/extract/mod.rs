@@ -45,6 +45,7 @@ use crate::TokenCounter;
 
 mod detect;
 mod doc;
+mod extremes;
 mod fill;
 mod kinds;
 mod query;

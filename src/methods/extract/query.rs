@@ -14,10 +14,10 @@ pub(crate) struct Query {
     pub(crate) words: HashMap<String, usize>,
     /// Lowercased strings matched as substrings of a unit.
     pub(crate) exact: Vec<String>,
-    /// Shorter forms of long query words (`japan` for "Japanese", `europ` for "European"),
-    /// each with the index of the word it shortens: a name and its adjective share a root
-    /// the stemmer does not find.
-    prefixes: HashMap<String, usize>,
+    /// The words and the shorter forms of long ones (`japan` for "Japanese", `europ` for
+    /// "European"), each with the index of its word: a name and its adjective share a root the
+    /// stemmer does not find. One map, so a text word costs one lookup.
+    index: HashMap<String, usize>,
     /// Which end of a numeric column the query asks about ("the longest pause", "the
     /// smallest file"); both when it names neither or both.
     pub(crate) ends: Ends,
@@ -83,22 +83,18 @@ impl Query {
 
     /// The index of the query word that `word` (lowercased, stemmed) is or is the root of.
     pub(crate) fn word_index(&self, word: &str) -> Option<usize> {
-        self.words
-            .get(word)
-            .or_else(|| self.prefixes.get(word))
-            .copied()
+        self.index.get(word).copied()
     }
 
     fn add_prefixes(&mut self) {
+        self.index = self.words.clone();
         for (word, &i) in &self.words {
             if word.len() < MIN_PREFIX_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
                 continue;
             }
             let shortest = (word.len() - MAX_PREFIX_CUT).max(MIN_PREFIX);
             for len in shortest..word.len() {
-                if !self.words.contains_key(&word[..len]) {
-                    self.prefixes.entry(word[..len].to_owned()).or_insert(i);
-                }
+                self.index.entry(word[..len].to_owned()).or_insert(i);
             }
         }
     }

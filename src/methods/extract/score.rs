@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, Field, FieldValue, Level};
-use super::query::{Ends, Query};
+use super::doc::{Doc, Level};
+use super::extremes::add_field_signals;
+use super::query::Query;
 use super::terms::for_each_word_sized;
 use crate::tokens::{ceil_char_boundary, floor_char_boundary};
 
@@ -19,18 +20,6 @@ const EXACT_WEIGHT: f32 = 6.0;
 const EXACT_CAP: f32 = 12.0;
 /// A log template seen once scores this much more than one seen everywhere.
 const RARE_TEMPLATE_WEIGHT: f32 = 3.0;
-/// A field value rare among sibling records, or the column's largest or smallest value.
-const RARE_VALUE_WEIGHT: f32 = 2.5;
-const EXTREME_WEIGHT: f32 = 1.0;
-/// The same, among the records that match the query: the outlier the question is about.
-const MATCHED_RARE_WEIGHT: f32 = 3.0;
-const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
-/// The share of the extreme weight the largest value and its runners-up get.
-const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
-/// The share of the extreme weight a column's ends get when the column only grows or shrinks.
-const MONOTONIC_SHARE: f32 = 0.5;
-/// The share of the extreme weight the end of a column the query did not ask for gets.
-const UNASKED_END_SHARE: f32 = 0.3;
 /// A listing entry whose own name is made of query words.
 const NAMED_ENTRY_WEIGHT: f32 = 3.0;
 /// Listing entries (`ls -l` has nine fields) have at most this many words.
@@ -122,12 +111,14 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let mut buf = String::new();
         // Stemming strips at most a few bytes: words much longer or shorter than every query
         // word cannot match one.
+        // A root of a long query word (`japan` of "japanese") is as short as 5 letters.
         let shortest = query
             .words
             .keys()
-            .map(|w| w.len().saturating_sub(3).min(w.len()).max(2))
+            .map(String::len)
             .min()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(5);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
         let lengths = shortest..longest + 7;
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
@@ -233,16 +224,16 @@ fn add_named_entries(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
     let mut buf = String::new();
     for (u, s) in scores.iter_mut().enumerate() {
         // An entry is a short line ending in a path; prose ending in a link is not one.
-        let text = doc.text(u);
-        let Some(last) = text.split_whitespace().next_back() else {
-            continue;
-        };
-        if text.split_whitespace().nth(MAX_ENTRY_WORDS).is_some() || last.contains("://") {
-            continue;
-        }
+        let text = doc.text(u).trim_end();
+        let last = text
+            .rfind(|c: char| c.is_ascii_whitespace())
+            .map_or(text, |at| &text[at + 1..]);
         let Some((_, name)) = last.trim_end_matches('/').rsplit_once('/') else {
             continue;
         };
+        if last.contains("://") || text.split_ascii_whitespace().nth(MAX_ENTRY_WORDS).is_some() {
+            continue;
+        }
         let mut words = 0;
         let mut named = 0;
         crate::methods::extract::terms::for_each_word(name, &mut buf, |w| {
@@ -282,213 +273,6 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
     for (unit, s) in doc.units.iter().zip(scores.iter_mut()) {
         if let Some(count) = unit.template.and_then(|t| counts.get(&t)) {
             *s += RARE_TEMPLATE_WEIGHT * (1.0 - (*count as f32).ln() / full).max(0.0);
-        }
-    }
-}
-
-/// Rare values and extremes per field, over all records and over those the query matches.
-fn add_field_signals(doc: &Doc<'_>, query_scores: &[f32], ends: Ends, scores: &mut [f32]) {
-    if doc.fields.is_empty() {
-        return;
-    }
-    // The header row names every column; the best match among records is the yardstick.
-    let best = query_scores
-        .iter()
-        .zip(&doc.units)
-        .filter(|(_, u)| !u.pinned)
-        .map(|(&q, _)| q)
-        .fold(0.0f32, f32::max);
-    let matched: Vec<bool> = query_scores
-        .iter()
-        .map(|&q| best > 0.0 && q >= 0.35 * best)
-        .collect();
-    let mut rare = vec![0.0f32; scores.len()];
-    let mut extreme = vec![0.0f32; scores.len()];
-    for field in &doc.fields {
-        let all = &field.values;
-        signals(
-            all,
-            RARE_VALUE_WEIGHT,
-            EXTREME_WEIGHT,
-            ends,
-            &mut rare,
-            &mut extreme,
-        );
-        let subset: Vec<(usize, FieldValue)> =
-            all.iter().copied().filter(|(u, _)| matched[*u]).collect();
-        if subset.len() >= 3 {
-            signals(
-                &subset,
-                MATCHED_RARE_WEIGHT,
-                MATCHED_EXTREME_WEIGHT,
-                ends,
-                &mut rare,
-                &mut extreme,
-            );
-        }
-    }
-    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
-    add_group_extremes(doc, &touched, ends, &mut extreme);
-    for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
-        // The strongest signal of each sort counts; many weak ones are noise.
-        *s += r + e;
-    }
-}
-
-/// "The heaviest European car": the records that share a category value the query names
-/// (nearly all of them match the query at all, most other records do not, and they are a
-/// minority) form a group, and each numeric
-/// column's extremes within the group stand out as the query's answer.
-fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut [f32]) {
-    /// Groups smaller than this have no extremes worth the name.
-    const MIN_GROUP: usize = 3;
-    let numeric: Vec<&Field> = doc
-        .fields
-        .iter()
-        .filter(|f| {
-            f.values
-                .iter()
-                .any(|(_, v)| matches!(v, FieldValue::Number(_)))
-        })
-        .collect();
-    if numeric.is_empty() {
-        return;
-    }
-    let mut in_group = vec![false; doc.units.len()];
-    let mut unused = vec![0.0f32; doc.units.len()];
-    for field in &doc.fields {
-        let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
-        for &(u, v) in &field.values {
-            if let FieldValue::Category(h) = v {
-                groups.entry(h).or_default().push(u);
-            }
-        }
-        let all_hits = field.values.iter().filter(|(u, _)| touched[*u]).count();
-        let mut named: Vec<&Vec<usize>> = groups
-            .values()
-            .filter(|members| {
-                let hits = members.iter().filter(|&&u| touched[u]).count();
-                let others = field.values.len() - members.len();
-                // The value is what matched when its records match and most others do not.
-                members.len() >= MIN_GROUP
-                    && members.len() * 2 <= field.values.len()
-                    && hits * 10 >= members.len() * 8
-                    && (all_hits - hits) * 2 <= others
-            })
-            .collect();
-        named.sort_unstable_by_key(|members| members[0]);
-        for members in named {
-            for &u in members {
-                in_group[u] = true;
-            }
-            for column in &numeric {
-                let subset: Vec<(usize, FieldValue)> = column
-                    .values
-                    .iter()
-                    .copied()
-                    .filter(|(u, _)| in_group[*u])
-                    .collect();
-                signals(
-                    &subset,
-                    0.0,
-                    MATCHED_EXTREME_WEIGHT,
-                    ends,
-                    &mut unused,
-                    extreme,
-                );
-            }
-            for &u in members {
-                in_group[u] = false;
-            }
-        }
-    }
-}
-
-fn signals(
-    values: &[(usize, FieldValue)],
-    rare_weight: f32,
-    extreme_weight: f32,
-    ends: Ends,
-    rare: &mut [f32],
-    extreme: &mut [f32],
-) {
-    let n = values.len();
-    if n < 3 {
-        return;
-    }
-    let key = |v: &FieldValue| match *v {
-        FieldValue::Number(x) => x.to_bits(),
-        FieldValue::Category(h) => h,
-    };
-    // Counted by sorting rather than hashing: a field of ids has as many distinct values as
-    // records, and a map of them would cost several times the field itself.
-    let counts: Option<Vec<(u64, u32)>> = {
-        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(v)).collect();
-        keys.sort_unstable();
-        let distinct = 1 + keys.windows(2).filter(|pair| pair[0] != pair[1]).count();
-        // A field where most values differ (ids, urls, timings) says nothing by rarity.
-        (distinct * 2 <= n && distinct > 1).then(|| {
-            let mut counts: Vec<(u64, u32)> = Vec::with_capacity(distinct);
-            for k in keys {
-                match counts.last_mut() {
-                    Some((last, count)) if *last == k => *count += 1,
-                    _ => counts.push((k, 1)),
-                }
-            }
-            counts
-        })
-    };
-    if let Some(counts) = counts {
-        let count_of = |k: u64| {
-            counts
-                .binary_search_by_key(&k, |&(key, _)| key)
-                .map_or(0, |i| counts[i].1)
-        };
-        let full = (n as f32).ln();
-        for (u, v) in values {
-            let count = count_of(key(v));
-            if (count as usize) * 5 <= n {
-                let r = rare_weight * (1.0 - (count as f32).ln() / full);
-                rare[*u] = rare[*u].max(r);
-            }
-        }
-    }
-    let numbers = values.iter().filter_map(|(u, v)| match v {
-        FieldValue::Number(x) => Some((*u, *x)),
-        FieldValue::Category(_) => None,
-    });
-    let mut numbers: Vec<(usize, f64)> = numbers.collect();
-    if numbers.len() < 2 {
-        return;
-    }
-    // Largest first, ties in unit order: the same input always gives the same choice.
-    numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
-    if hi.1 > lo.1 {
-        // A column that only grows or only shrinks down the text is a clock or a counter
-        // (uptime, sequence number): its ends are just the first and last records.
-        let mut in_order = numbers.clone();
-        in_order.sort_unstable_by_key(|&(u, _)| u);
-        let monotonic = in_order.windows(2).all(|w| w[0].1 <= w[1].1)
-            || in_order.windows(2).all(|w| w[0].1 >= w[1].1);
-        let weight = if monotonic {
-            extreme_weight * MONOTONIC_SHARE
-        } else {
-            extreme_weight
-        };
-        let (high, low) = if ends.high && ends.low {
-            (weight, weight)
-        } else if ends.high {
-            (weight, weight * UNASKED_END_SHARE)
-        } else {
-            (weight * UNASKED_END_SHARE, weight)
-        };
-        extreme[lo.0] = extreme[lo.0].max(low);
-        // "The three largest", "which others exceeded": the runners-up count too, less.
-        for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
-            if x > lo.1 {
-                extreme[u] = extreme[u].max(high * share);
-            }
         }
     }
 }

@@ -1,0 +1,235 @@
+//! What matters among records with no query, and what a query about a column asks for: field
+//! values rare among sibling records, each numeric column's largest and smallest values, over
+//! all records, over those the query matches, and within a group of records that share a
+//! category value the query names.
+
+use std::collections::HashMap;
+
+use super::doc::{Doc, Field, FieldValue};
+use super::query::Ends;
+
+/// A field value rare among sibling records, or the column's largest or smallest value.
+const RARE_VALUE_WEIGHT: f32 = 2.5;
+const EXTREME_WEIGHT: f32 = 1.0;
+/// The same, among the records that match the query: the outlier the question is about.
+const MATCHED_RARE_WEIGHT: f32 = 3.0;
+const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
+/// The share of the extreme weight the largest value and its runners-up get.
+const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
+/// The share of the extreme weight a column's ends get when the column only grows or shrinks.
+const MONOTONIC_SHARE: f32 = 0.5;
+/// The share of the extreme weight the end of a column the query did not ask for gets.
+const UNASKED_END_SHARE: f32 = 0.3;
+
+/// Rare values and extremes per field, over all records and over those the query matches.
+pub(crate) fn add_field_signals(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    ends: Ends,
+    scores: &mut [f32],
+) {
+    if doc.fields.is_empty() {
+        return;
+    }
+    // The header row names every column; the best match among records is the yardstick.
+    let best = query_scores
+        .iter()
+        .zip(&doc.units)
+        .filter(|(_, u)| !u.pinned)
+        .map(|(&q, _)| q)
+        .fold(0.0f32, f32::max);
+    let matched: Vec<bool> = query_scores
+        .iter()
+        .map(|&q| best > 0.0 && q >= 0.35 * best)
+        .collect();
+    let mut rare = vec![0.0f32; scores.len()];
+    let mut extreme = vec![0.0f32; scores.len()];
+    for field in &doc.fields {
+        let all = &field.values;
+        signals(
+            all,
+            RARE_VALUE_WEIGHT,
+            EXTREME_WEIGHT,
+            ends,
+            &mut rare,
+            &mut extreme,
+        );
+        let subset: Vec<(usize, FieldValue)> =
+            all.iter().copied().filter(|(u, _)| matched[*u]).collect();
+        if subset.len() >= 3 {
+            signals(
+                &subset,
+                MATCHED_RARE_WEIGHT,
+                MATCHED_EXTREME_WEIGHT,
+                ends,
+                &mut rare,
+                &mut extreme,
+            );
+        }
+    }
+    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
+    add_group_extremes(doc, &touched, ends, &mut extreme);
+    for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
+        // The strongest signal of each sort counts; many weak ones are noise.
+        *s += r + e;
+    }
+}
+
+/// "The heaviest European car": the records that share a category value the query names
+/// (nearly all of them match the query at all, most other records do not, and they are a
+/// minority) form a group, and each numeric
+/// column's extremes within the group stand out as the query's answer.
+fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut [f32]) {
+    /// Groups smaller than this have no extremes worth the name.
+    const MIN_GROUP: usize = 3;
+    let numeric: Vec<&Field> = doc
+        .fields
+        .iter()
+        .filter(|f| {
+            f.values
+                .iter()
+                .any(|(_, v)| matches!(v, FieldValue::Number(_)))
+        })
+        .collect();
+    if numeric.is_empty() {
+        return;
+    }
+    let mut in_group = vec![false; doc.units.len()];
+    let mut unused = vec![0.0f32; doc.units.len()];
+    for field in &doc.fields {
+        let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+        for &(u, v) in &field.values {
+            if let FieldValue::Category(h) = v {
+                groups.entry(h).or_default().push(u);
+            }
+        }
+        let all_hits = field.values.iter().filter(|(u, _)| touched[*u]).count();
+        let mut named: Vec<&Vec<usize>> = groups
+            .values()
+            .filter(|members| {
+                let hits = members.iter().filter(|&&u| touched[u]).count();
+                let others = field.values.len() - members.len();
+                // The value is what matched when its records match and most others do not.
+                members.len() >= MIN_GROUP
+                    && members.len() * 2 <= field.values.len()
+                    && hits * 10 >= members.len() * 8
+                    && (all_hits - hits) * 2 <= others
+            })
+            .collect();
+        named.sort_unstable_by_key(|members| members[0]);
+        for members in named {
+            for &u in members {
+                in_group[u] = true;
+            }
+            for column in &numeric {
+                let subset: Vec<(usize, FieldValue)> = column
+                    .values
+                    .iter()
+                    .copied()
+                    .filter(|(u, _)| in_group[*u])
+                    .collect();
+                signals(
+                    &subset,
+                    0.0,
+                    MATCHED_EXTREME_WEIGHT,
+                    ends,
+                    &mut unused,
+                    extreme,
+                );
+            }
+            for &u in members {
+                in_group[u] = false;
+            }
+        }
+    }
+}
+
+fn signals(
+    values: &[(usize, FieldValue)],
+    rare_weight: f32,
+    extreme_weight: f32,
+    ends: Ends,
+    rare: &mut [f32],
+    extreme: &mut [f32],
+) {
+    let n = values.len();
+    if n < 3 {
+        return;
+    }
+    let key = |v: &FieldValue| match *v {
+        FieldValue::Number(x) => x.to_bits(),
+        FieldValue::Category(h) => h,
+    };
+    // Counted by sorting rather than hashing: a field of ids has as many distinct values as
+    // records, and a map of them would cost several times the field itself.
+    let counts: Option<Vec<(u64, u32)>> = {
+        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(v)).collect();
+        keys.sort_unstable();
+        let distinct = 1 + keys.windows(2).filter(|pair| pair[0] != pair[1]).count();
+        // A field where most values differ (ids, urls, timings) says nothing by rarity.
+        (distinct * 2 <= n && distinct > 1).then(|| {
+            let mut counts: Vec<(u64, u32)> = Vec::with_capacity(distinct);
+            for k in keys {
+                match counts.last_mut() {
+                    Some((last, count)) if *last == k => *count += 1,
+                    _ => counts.push((k, 1)),
+                }
+            }
+            counts
+        })
+    };
+    if let Some(counts) = counts {
+        let count_of = |k: u64| {
+            counts
+                .binary_search_by_key(&k, |&(key, _)| key)
+                .map_or(0, |i| counts[i].1)
+        };
+        let full = (n as f32).ln();
+        for (u, v) in values {
+            let count = count_of(key(v));
+            if (count as usize) * 5 <= n {
+                let r = rare_weight * (1.0 - (count as f32).ln() / full);
+                rare[*u] = rare[*u].max(r);
+            }
+        }
+    }
+    let numbers = values.iter().filter_map(|(u, v)| match v {
+        FieldValue::Number(x) => Some((*u, *x)),
+        FieldValue::Category(_) => None,
+    });
+    let mut numbers: Vec<(usize, f64)> = numbers.collect();
+    if numbers.len() < 2 {
+        return;
+    }
+    // A column that only grows or only shrinks down the text is a clock or a counter
+    // (uptime, sequence number): its ends are just the first and last records. Values come in
+    // unit order from every builder; should they not, the column is not called a clock.
+    let in_order = numbers.windows(2).all(|w| w[0].0 < w[1].0);
+    let monotonic = in_order
+        && (numbers.windows(2).all(|w| w[0].1 <= w[1].1)
+            || numbers.windows(2).all(|w| w[0].1 >= w[1].1));
+    // Largest first, ties in unit order: the same input always gives the same choice.
+    numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
+    if hi.1 > lo.1 {
+        let weight = if monotonic {
+            extreme_weight * MONOTONIC_SHARE
+        } else {
+            extreme_weight
+        };
+        let (high, low) = if ends.high && ends.low {
+            (weight, weight)
+        } else if ends.high {
+            (weight, weight * UNASKED_END_SHARE)
+        } else {
+            (weight * UNASKED_END_SHARE, weight)
+        };
+        extreme[lo.0] = extreme[lo.0].max(low);
+        // "The three largest", "which others exceeded": the runners-up count too, less.
+        for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
+            if x > lo.1 {
+                extreme[u] = extreme[u].max(high * share);
+            }
+        }
+    }
+}
