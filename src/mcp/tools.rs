@@ -236,6 +236,18 @@ pub(crate) struct SummarizeForExtractionArgs {
     pub(crate) max_output_tokens: usize,
 }
 
+/// An extraction is a summary whose focus is the schema hint, cut the configured way.
+impl From<SummarizeForExtractionArgs> for SummarizeArgs {
+    fn from(args: SummarizeForExtractionArgs) -> Self {
+        SummarizeArgs {
+            content: args.content,
+            max_output_tokens: args.max_output_tokens,
+            focus_areas: args.schema_hint,
+            strategy: None,
+        }
+    }
+}
+
 /// Arguments of `condense_retrieve`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -100,13 +100,21 @@ impl ProxyServer {
                     .call_upstream_tool(inner, context, args.query, Some(budget))
                     .await;
             }
-            tools::SUMMARIZE => {
-                let args: tools::SummarizeArgs = match tools::parse_args(&name, params.arguments) {
+            tools::SUMMARIZE | tools::SUMMARIZE_FOR_EXTRACTION => {
+                let extraction = name == tools::SUMMARIZE_FOR_EXTRACTION;
+                let parsed = if extraction {
+                    tools::parse_args::<tools::SummarizeForExtractionArgs>(&name, params.arguments)
+                        .map(tools::SummarizeArgs::from)
+                } else {
+                    tools::parse_args(&name, params.arguments)
+                };
+                let args: tools::SummarizeArgs = match parsed {
                     Ok(args) => args,
                     Err(message) => return Ok(tool_error(message)),
                 };
-                let focus =
-                    (!args.focus_areas.trim().is_empty()).then_some(args.focus_areas.as_str());
+                // A schema hint always applies; empty focus areas mean none.
+                let focus = (extraction || !args.focus_areas.trim().is_empty())
+                    .then_some(args.focus_areas.as_str());
                 added::summarize(
                     &loaded.engine,
                     SummarizeRequest {
@@ -116,29 +124,8 @@ impl ProxyServer {
                             default_budget,
                         ),
                         focus,
-                        extraction: false,
+                        extraction,
                         strategy: args.strategy,
-                    },
-                )
-                .await
-            }
-            tools::SUMMARIZE_FOR_EXTRACTION => {
-                let args: tools::SummarizeForExtractionArgs =
-                    match tools::parse_args(&name, params.arguments) {
-                        Ok(args) => args,
-                        Err(message) => return Ok(tool_error(message)),
-                    };
-                added::summarize(
-                    &loaded.engine,
-                    SummarizeRequest {
-                        content: &args.content,
-                        max_output_tokens: tools::answer_budget(
-                            Some(args.max_output_tokens),
-                            default_budget,
-                        ),
-                        focus: Some(&args.schema_hint),
-                        extraction: true,
-                        strategy: None,
                     },
                 )
                 .await
