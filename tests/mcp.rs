@@ -522,3 +522,78 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<String> {
     stream.read_to_string(&mut response)?;
     Ok(response)
 }
+
+/// A PNG of `width` x `height` whose image data is `bytes` of noise: a valid header is all the
+/// proxy reads, and noise does not compress, like a photo.
+fn noisy_png(width: u32, height: u32, bytes: usize) -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend(width.to_be_bytes());
+    png.extend(height.to_be_bytes());
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    while png.len() < bytes {
+        // xorshift: cheap bytes no compressor shrinks.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        png.extend(state.to_le_bytes());
+    }
+    png.truncate(bytes);
+    png
+}
+
+/// Issue 14 point 7: a 270 KB image read through server-filesystem reaches the model as a
+/// one-line description with a ref, in `content` and in `structuredContent`; the ref gives the
+/// image back whole.
+#[test]
+fn a_large_image_is_replaced_by_a_description_and_retrievable() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("fs-image");
+    let image = root.join("photo.png");
+    let png = noisy_png(1024, 768, 270_000);
+    std::fs::write(&image, &png).expect("write the image");
+    let steps = json!([
+        {"op": "call_tool", "name": "read_media_file", "arguments": {"path": image.display().to_string()}}
+    ]);
+    let direct_report = rig.client(&steps, &direct(&rig.filesystem(&root)));
+    let direct_step = &direct_report["steps"][0];
+    assert_eq!(direct_step["content"][0]["type"], "image", "{direct_step}");
+    let size = |step: &Value| step.to_string().len();
+
+    let proxied = rig.client(&steps, &via_proxy(&rig.filesystem(&root), None));
+    let step = &proxied["steps"][0];
+    let description = text_of(step);
+    assert!(
+        description.starts_with("[image/png, 270,000 bytes, 1024x768 px: "),
+        "{step}"
+    );
+    if let Some(structured) = step.get("structuredContent") {
+        assert!(
+            !structured
+                .to_string()
+                .contains(&direct_step["content"][0]["data"].as_str().unwrap()[..64])
+        );
+    }
+    eprintln!(
+        "read_media_file of a 270,000-byte PNG: {} characters direct, {} through the proxy",
+        size(direct_step),
+        size(step)
+    );
+    assert!(size(step) < 1000, "{step}");
+
+    let reference = description
+        .split("ref ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a ref in the description")
+        .to_owned();
+    let steps = json!([
+        {"op": "call_tool", "name": "read_media_file", "arguments": {"path": image.display().to_string()}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference}}
+    ]);
+    let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), None));
+    let back = &report["steps"][1]["content"][0];
+    assert_eq!(back["type"], "image", "{back}");
+    assert_eq!(back["mimeType"], "image/png");
+    assert_eq!(back["data"], direct_step["content"][0]["data"]);
+    let _ = std::fs::remove_dir_all(&root);
+}

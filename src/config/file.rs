@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::env::EnvVars;
 use super::{
-    API_KEY_ENV, CacheConfig, Config, LimitsConfig, LlmConfig, MapReduceConfig, Mode, ProxyConfig,
-    Rule, StructuredContentPolicy, ToolRule,
+    API_KEY_ENV, BinaryPolicy, CacheConfig, Config, LimitsConfig, LlmConfig, MapReduceConfig, Mode,
+    ProxyConfig, Rule, StructuredContentPolicy, ToolRule,
 };
 use crate::error::ConfigError;
 use crate::tokens::Encoding;
@@ -38,6 +38,8 @@ struct FileRule {
     encoding: Option<Encoding>,
     structured_content: Option<StructuredContentPolicy>,
     query_argument: Option<bool>,
+    binary: Option<BinaryPolicy>,
+    binary_max_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -198,6 +200,8 @@ impl FileConfig {
             encoding: self.defaults.encoding,
             structured_content: self.defaults.structured_content,
             query_argument: self.defaults.query_argument,
+            binary: self.defaults.binary,
+            binary_max_bytes: self.defaults.binary_max_bytes,
         }
         .apply(Rule::default());
         let max_concurrency = self

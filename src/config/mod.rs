@@ -134,6 +134,12 @@ pub struct Rule {
     /// Whether the proxy adds the query argument (`[proxy] query_argument_name`) to the tool's
     /// input schema. Default true.
     pub query_argument: bool,
+    /// What the proxy does with images, audio and binary resources in a result. Default
+    /// [`BinaryPolicy::Replace`].
+    pub binary: BinaryPolicy,
+    /// Binary items up to this many (decoded) bytes are kept under
+    /// [`BinaryPolicy::Replace`]. Default 16384.
+    pub binary_max_bytes: usize,
 }
 
 impl Default for Rule {
@@ -146,8 +152,26 @@ impl Default for Rule {
             encoding: Encoding::Cl100kBase,
             structured_content: StructuredContentPolicy::Drop,
             query_argument: true,
+            binary: BinaryPolicy::Replace,
+            binary_max_bytes: 16_384,
         }
     }
+}
+
+/// What the proxy does with an image, audio clip or binary resource in a `tools/call` result
+/// (config key `binary`, per tool), in `content` and in its copies in `structuredContent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BinaryPolicy {
+    /// Pass every item through untouched.
+    Keep,
+    /// Swap an item over `binary_max_bytes` for a one-line description (type, size, pixel
+    /// size when cheap to read) with a ref; `condense_retrieve` returns the item itself. The
+    /// default: most agents get base64 as text, which costs ~1 token per 3 bytes and tells the
+    /// model nothing.
+    #[default]
+    Replace,
 }
 
 /// A `[[tools]]` entry: a glob on the tool name and the keys it sets.
@@ -171,6 +195,10 @@ pub struct ToolRule {
     pub structured_content: Option<StructuredContentPolicy>,
     /// Overrides `query_argument`.
     pub query_argument: Option<bool>,
+    /// Overrides `binary`.
+    pub binary: Option<BinaryPolicy>,
+    /// Overrides `binary_max_bytes`.
+    pub binary_max_bytes: Option<usize>,
 }
 
 impl ToolRule {
@@ -195,6 +223,12 @@ impl ToolRule {
         }
         if let Some(v) = self.query_argument {
             rule.query_argument = v;
+        }
+        if let Some(v) = self.binary {
+            rule.binary = v;
+        }
+        if let Some(v) = self.binary_max_bytes {
+            rule.binary_max_bytes = v;
         }
         rule
     }

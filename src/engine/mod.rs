@@ -431,6 +431,13 @@ impl Condenser {
         h.digest128()
     }
 
+    /// Keeps `original` in the store, as a condensed result's original is kept, and returns
+    /// its ref (the proxy keeps the images and other binary items it does not pass on).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) async fn keep_binary(&self, original: String) -> String {
+        self.inner.store.keep(Arc::new(original)).await
+    }
+
     /// Returns the original kept under `reference`, or the selected part of it.
     ///
     /// # Errors

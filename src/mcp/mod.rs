@@ -35,6 +35,7 @@
 mod adapt;
 mod added;
 mod backoff;
+mod binary;
 mod client;
 mod envelope;
 mod error;

@@ -73,6 +73,9 @@ struct Session {
     /// Upstream tools listed under another name because an added tool has theirs: listed
     /// name → the upstream's name. The added tool keeps its name for the whole session.
     renamed: Mutex<HashMap<String, String>>,
+    /// Refs of the images, audio and binary resources this session replaced by a description:
+    /// `condense_retrieve` answers them with the item itself.
+    binary_refs: Mutex<HashSet<String>>,
 }
 
 impl Session {
@@ -84,6 +87,7 @@ impl Session {
             output_schemas: Mutex::default(),
             own_query_argument: Mutex::default(),
             renamed: Mutex::default(),
+            binary_refs: Mutex::default(),
         }
     }
 }

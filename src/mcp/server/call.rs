@@ -16,6 +16,7 @@ use tower::{Layer, ServiceExt};
 
 use crate::mcp::McpCall;
 use crate::mcp::added::{self, Page, SummarizeRequest};
+use crate::mcp::binary;
 use crate::mcp::tools::{self, ADDED_TOOLS};
 use crate::{CondenseLayer, Condenser, ToolRequest};
 
@@ -67,11 +68,16 @@ impl ProxyServer {
                 other => Err(unexpected(&other)),
             }
         });
-        CondenseLayer::new(loaded.engine.clone())
+        let mut response = CondenseLayer::new(loaded.engine.clone())
             .layer(upstream)
             .oneshot(call)
             .instrument(span)
-            .await
+            .await?;
+        if let CallToolResponse::Complete(result) = &mut response {
+            let replaced = binary::apply(&loaded.engine, &config.rule_for(&name), result).await;
+            lock(&self.session.binary_refs).extend(replaced.refs);
+        }
+        Ok(response)
     }
 
     pub(super) async fn call_added_tool(
@@ -147,6 +153,14 @@ impl ProxyServer {
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)
                     .collect();
+                let replaced_binary = lock(&self.session.binary_refs).contains(&args.reference);
+                if replaced_binary
+                    && let Some(block) = binary::retrieve(&engines, &args.reference).await
+                {
+                    return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                        block,
+                    ])));
+                }
                 match added::retrieve(&engines, &args.reference, &page).await {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
