@@ -49,6 +49,11 @@ if [[ -n "$fuzz_seconds" && "$fuzz_seconds" != 0 ]]; then
     scripts/fuzz.sh "$fuzz_seconds"
 fi
 
+step "Claude Code end to end (skips itself when the CLI cannot be installed)"
+# Before cargo test, for the same reason as the fuzz targets; the binary it drives is built here.
+cargo build --quiet --bin condense
+scripts/e2e/claude-code.sh
+
 step "cargo test"
 # Unit, integration and doc tests (benches are built by clippy above; run them with cargo bench).
 cargo test "$@"

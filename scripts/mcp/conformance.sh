@@ -28,7 +28,10 @@ wait_for() { # url
 PORT=$upstream_port "$node" "$nm/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp \
   >"$out/upstream.log" 2>&1 & pids+=($!)
 wait_for "http://127.0.0.1:$upstream_port/mcp"
-CONDENSE_LOG=warn "$condense" proxy --listen "127.0.0.1:$proxy_port" \
+# The suite opens a session per scenario and never ends one with DELETE: over 60 sessions in
+# two spec versions, more than the default `max_sessions` (32) before the idle timeout frees them.
+printf '[proxy]\nmax_sessions = 256\n' > "$out/condense.toml"
+CONDENSE_LOG=warn "$condense" proxy --listen "127.0.0.1:$proxy_port" --config "$out/condense.toml" \
   --upstream-url "http://127.0.0.1:$upstream_port/mcp" >"$out/proxy.log" 2>&1 & pids+=($!)
 wait_for "http://127.0.0.1:$proxy_port/health"
 
