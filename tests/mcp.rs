@@ -597,3 +597,72 @@ fn a_large_image_is_replaced_by_a_description_and_retrievable() {
     assert_eq!(back["data"], direct_step["content"][0]["data"]);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 14 point 2: MCP tasks (protocol 2025-11-25) through the proxy, against
+/// server-everything's `simulate-research-query` (which requires task augmentation), driven by
+/// the Python SDK's task client: capability, `execution`, create, poll, list, result, cancel.
+#[test]
+fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("tasks");
+    let config = root.join("condense.toml");
+    // Low enough that the research report, a few hundred tokens, is condensed.
+    std::fs::write(
+        &config,
+        "[defaults]\nthreshold_tokens = 150\nbudget_tokens = 100\n",
+    )
+    .expect("write");
+    let steps = json!([
+        {"op": "list_tools"},
+        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "tide pools"}},
+        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "moss"}, "cancel": true}
+    ]);
+    let direct = rig.client(&steps, &direct(&rig.everything()));
+    let proxied = rig.client(&steps, &via_proxy(&rig.everything(), Some(&config)));
+
+    let capability = |report: &Value| report["server_info"]["capabilities"]["tasks"].clone();
+    assert!(capability(&direct).is_object(), "{}", direct["server_info"]);
+    assert_eq!(capability(&proxied), capability(&direct));
+    let execution = |report: &Value| {
+        report["steps"][0]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|tool| tool["name"] == "simulate-research-query")
+            .expect("listed")["execution"]
+            .clone()
+    };
+    assert!(execution(&direct).is_object(), "{}", direct["steps"][0]);
+    assert_eq!(execution(&proxied), execution(&direct));
+
+    let (alone, through) = (&direct["steps"][1], &proxied["steps"][1]);
+    assert!(through.get("error").is_none(), "{through}");
+    assert_eq!(
+        through["statuses"].as_array().expect("statuses").last(),
+        Some(&json!("completed"))
+    );
+    let task_id = &through["created"]["task"]["taskId"];
+    assert!(
+        through["listed"]
+            .as_array()
+            .expect("listed")
+            .contains(task_id),
+        "{through}"
+    );
+    let report = text_of(&alone["result"]);
+    let condensed = text_of(&through["result"]);
+    assert!(!report.starts_with("[condense:"), "{report}");
+    assert!(condensed.starts_with("[condense:"), "{condensed}");
+    assert!(condensed.len() < report.len(), "{condensed}");
+
+    assert!(
+        proxied["steps"][2].get("error").is_none(),
+        "{}",
+        proxied["steps"][2]
+    );
+    assert_eq!(
+        proxied["steps"][2]["cancelled"]["status"],
+        direct["steps"][2]["cancelled"]["status"]
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

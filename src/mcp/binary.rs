@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::Condenser;
 use crate::config::{BinaryPolicy, Rule};
+use crate::methods::truncate::group;
 
 /// One binary item as it is kept: the content block a retrieval answers with.
 fn kept_block(block: &ContentBlock) -> Option<ContentBlock> {
@@ -139,26 +140,11 @@ fn dimensions(data: &str, mime: &str) -> Option<(u32, u32)> {
     }
 }
 
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 /// The one-line description that replaces an item.
 fn describe(data: &str, mime: &str, reference: &str) -> String {
     let size = match dimensions(data, mime) {
-        Some((width, height)) => format!(
-            "{} bytes, {width}x{height} px",
-            thousands(decoded_len(data))
-        ),
-        None => format!("{} bytes", thousands(decoded_len(data))),
+        Some((width, height)) => format!("{} bytes, {width}x{height} px", group(decoded_len(data))),
+        None => format!("{} bytes", group(decoded_len(data))),
     };
     format!("[{mime}, {size}: not shown; condense_retrieve with ref {reference} returns it]")
 }

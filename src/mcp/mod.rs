@@ -37,6 +37,7 @@ mod added;
 mod backoff;
 mod binary;
 mod client;
+mod downstream;
 mod envelope;
 mod error;
 mod http;
@@ -48,6 +49,7 @@ mod server;
 mod setup;
 mod stdio;
 mod supervisor;
+mod tasks;
 mod tools;
 mod upstream;
 

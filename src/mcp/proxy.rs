@@ -7,11 +7,11 @@ use std::time::{Duration, SystemTime};
 
 use rmcp::service::ServerInitializeError;
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleServer, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::downstream::DownstreamStdio;
 use super::error::ProxyError;
 use super::http;
 use super::relay::AsRelayed;
@@ -116,7 +116,7 @@ pub async fn serve_http(
 /// The client-facing transport over this process's stdin and stdout.
 fn stdio_transport() -> impl Transport<RoleServer, Error = std::io::Error> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    AsRelayed(AsyncRwTransport::new_server(stdin, stdout))
+    AsRelayed(DownstreamStdio::new(stdin, stdout))
 }
 
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {

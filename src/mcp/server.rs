@@ -31,6 +31,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 use tokio::sync::watch;
 
 mod call;
+mod custom;
 #[cfg(test)]
 mod tests;
 
@@ -76,6 +77,8 @@ struct Session {
     /// Refs of the images, audio and binary resources this session replaced by a description:
     /// `condense_retrieve` answers them with the item itself.
     binary_refs: Mutex<HashSet<String>>,
+    /// Task-augmented `tools/call`s by task id, until their result is fetched.
+    task_calls: Mutex<HashMap<String, custom::TaskCall>>,
 }
 
 impl Session {
@@ -88,6 +91,7 @@ impl Session {
             own_query_argument: Mutex::default(),
             renamed: Mutex::default(),
             binary_refs: Mutex::default(),
+            task_calls: Mutex::default(),
         }
     }
 }
@@ -486,15 +490,7 @@ impl ServerHandler for ProxyServer {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        match self
-            .relay(ClientRequest::CustomRequest(request), &context)
-            .await?
-        {
-            ServerResult::CustomResult(result) => Ok(result),
-            other => Ok(CustomResult(
-                serde_json::to_value(other).unwrap_or_default(),
-            )),
-        }
+        self.relay_custom(request, &context).await
     }
 
     async fn get_task(

@@ -10,13 +10,22 @@
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{ErrorCode, ErrorData as McpError, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientRequest, ErrorCode, ErrorData as McpError, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
+use super::tasks;
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A plain map: a panic elsewhere cannot leave it half-updated.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The smallest line limit: rmcp's own, so nothing it reads is refused here.
 const MIN_LINE_BYTES: usize = 16 << 20;
@@ -51,6 +60,8 @@ pub(crate) struct StdioTransport<R, W> {
     /// future between two reads.
     skipping: Option<(Envelope, usize)>,
     write: Arc<Mutex<Option<W>>>,
+    /// Requests whose answers are rewritten before rmcp parses them (see [`tasks`]).
+    pending: Arc<std::sync::Mutex<tasks::Pending>>,
 }
 
 /// One line's read.
@@ -76,6 +87,7 @@ where
             max_line,
             skipping: None,
             write: Arc::new(Mutex::new(Some(write))),
+            pending: Arc::default(),
         }
     }
 
@@ -116,6 +128,26 @@ where
                 };
             }
         }
+    }
+
+    /// The line parsed after the [`tasks`] rewrite, when it answers a request that needs one.
+    fn rewritten(&self, line: &[u8]) -> Option<serde_json::Result<RxJsonRpcMessage<RoleClient>>> {
+        let mut pending = lock(&self.pending);
+        if pending.is_empty() {
+            return None;
+        }
+        let envelope = Envelope::of(line);
+        if envelope.has_method() {
+            return None;
+        }
+        let asked = pending.take(envelope.id()?)?;
+        drop(pending);
+        Some(
+            serde_json::from_slice::<Value>(line).and_then(|mut message| {
+                tasks::from_upstream(asked, &mut message);
+                serde_json::from_value(message)
+            }),
+        )
     }
 
     fn release_line(&mut self) {
@@ -170,14 +202,14 @@ fn release(line: &mut Vec<u8>) {
 }
 
 /// A message as one line of the wire format.
-fn to_line<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
+pub(crate) fn to_line<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(message).map(|mut line| {
         line.push(b'\n');
         line
     })
 }
 
-async fn write_line<W>(
+pub(crate) async fn write_line<W>(
     write: Arc<Mutex<Option<W>>>,
     line: serde_json::Result<Vec<u8>>,
 ) -> std::io::Result<()>
@@ -189,7 +221,7 @@ where
     let Some(write) = write.as_mut() else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotConnected,
-            "the upstream's stdin is closed",
+            "the connection's output is closed",
         ));
     };
     write.write_all(&line).await?;
@@ -233,7 +265,24 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        write_line(self.write.clone(), to_line(&item))
+        let asked = match &item {
+            JsonRpcMessage::Request(request) => match &request.request {
+                ClientRequest::InitializeRequest(_) => Some(tasks::Asked::Initialize),
+                ClientRequest::ListToolsRequest(_) => Some(tasks::Asked::ListTools),
+                ClientRequest::CustomRequest(_) => Some(tasks::Asked::Custom),
+                _ => None,
+            }
+            .map(|asked| (request.id.clone(), asked)),
+            _ => None,
+        };
+        let line = match asked {
+            Some((id, asked)) => serde_json::to_value(&item).and_then(|mut message| {
+                lock(&self.pending).sent_upstream(id, asked, &mut message);
+                to_line(&message)
+            }),
+            None => to_line(&item),
+        };
+        write_line(self.write.clone(), line)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -254,7 +303,10 @@ where
                         self.release_line();
                         continue;
                     }
-                    let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line);
+                    let parsed = match self.rewritten(line) {
+                        Some(parsed) => parsed,
+                        None => serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line),
+                    };
                     let answer = match parsed {
                         Ok(message) => Some(message),
                         Err(error) if error.is_syntax() || error.is_eof() => {

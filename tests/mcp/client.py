@@ -5,7 +5,8 @@ Usage:
   client.py STEPS_JSON http URL
 
 STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
-(seconds) to fail instead of waiting forever. The output is one JSON object:
+(seconds) to fail instead of waiting forever; a call_tool_as_task step runs a tool as an MCP task
+(see run_task). The output is one JSON object:
 {"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...]}
 (the parameters of each elicitation request the server sent, declined), where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
@@ -14,6 +15,7 @@ is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message
 import asyncio
 import json
 import sys
+import warnings
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
@@ -49,6 +51,29 @@ ELICITATIONS = []
 
 async def list_roots_callback(context):
     return types.ListRootsResult(roots=[types.Root(uri="file:///test-root", name="test-root")])
+
+
+async def run_task(session, step):
+    """A tool called as a task (2025-11-25): created, polled to the end, listed, its result
+    fetched; or, with "cancel", cancelled once created."""
+    with warnings.catch_warnings():
+        # The SDK marks 2025-11-25 tasks deprecated; they are what the proxy must relay.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tasks = session.experimental
+    created = await tasks.call_tool_as_task(step["name"], step.get("arguments", {}), ttl=60000)
+    task_id = created.task.taskId
+    if step.get("cancel"):
+        cancelled = await tasks.cancel_task(task_id)
+        return {"created": dump(created), "cancelled": dump(cancelled)}
+    statuses = [status.status async for status in tasks.poll_task(task_id)]
+    listed = await tasks.list_tasks()
+    final = await tasks.get_task_result(task_id, types.CallToolResult)
+    return {
+        "created": dump(created),
+        "statuses": statuses,
+        "listed": [task.taskId for task in listed.tasks],
+        "result": dump(final),
+    }
 
 
 async def run(steps, mode, target):
@@ -104,6 +129,8 @@ async def run_into(report, steps, mode, target):
                         read_timeout_seconds=timedelta(seconds=timeout) if timeout else None,
                         progress_callback=on_progress,
                     )
+                elif op == "call_tool_as_task":
+                    result = await run_task(session, step)
                 elif op == "list_resources":
                     result = await session.list_resources()
                 elif op == "list_resource_templates":
@@ -125,7 +152,7 @@ async def run_into(report, steps, mode, target):
                     result = await session.send_ping()
                 else:
                     raise ValueError(f"unknown op {op}")
-                results.append(dump(result))
+                results.append(result if isinstance(result, dict) else dump(result))
             except Exception as error:  # noqa: BLE001 - reported to the test as data
                 results.append({"error": str(error)})
         report.update(
