@@ -655,6 +655,23 @@ fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
     assert!(condensed.starts_with("[condense:"), "{condensed}");
     assert!(condensed.len() < report.len(), "{condensed}");
 
+    // Status notifications: the upstream's, relayed as they were.
+    let statuses = |report: &Value, id: &Value| -> Vec<Value> {
+        report["task_statuses"]
+            .as_array()
+            .expect("task statuses")
+            .iter()
+            .filter(|status| &status["taskId"] == id)
+            .map(|status| status["status"].clone())
+            .collect()
+    };
+    let direct_statuses = statuses(&direct, &alone["created"]["task"]["taskId"]);
+    assert!(
+        direct_statuses.contains(&json!("completed")),
+        "{direct_statuses:?}"
+    );
+    assert_eq!(statuses(&proxied, task_id), direct_statuses);
+
     assert!(
         proxied["steps"][2].get("error").is_none(),
         "{}",

@@ -7,8 +7,9 @@ Usage:
 STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
 (seconds) to fail instead of waiting forever; a call_tool_as_task step runs a tool as an MCP task
 (see run_task). The output is one JSON object:
-{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...]}
-(the parameters of each elicitation request the server sent, declined), where each result
+{"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...],
+"task_statuses": [...]} (the parameters of each elicitation request the server sent, declined;
+of each task status notification), where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
 """
 
@@ -47,6 +48,15 @@ async def elicitation_callback(context, params):
 
 
 ELICITATIONS = []
+TASK_STATUSES = []
+
+
+async def message_handler(message):
+    # Task status notifications (2025-11-25), in the order they came.
+    if isinstance(message, types.ServerNotification) and isinstance(
+        message.root, types.TaskStatusNotification
+    ):
+        TASK_STATUSES.append(dump(message.root.params))
 
 
 async def list_roots_callback(context):
@@ -109,6 +119,7 @@ async def run_into(report, steps, mode, target):
                 list_roots_callback=list_roots_callback,
                 elicitation_callback=elicitation_callback,
                 logging_callback=logging_callback,
+                message_handler=message_handler,
             )
         )
         init = await session.initialize()
@@ -162,6 +173,7 @@ async def run_into(report, steps, mode, target):
                 "progress": progress,
                 "logs": logs,
                 "elicitations": ELICITATIONS,
+                "task_statuses": TASK_STATUSES,
             }
         )
 
