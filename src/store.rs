@@ -89,29 +89,49 @@ impl Store {
         self.results.as_ref()
     }
 
-    /// Keeps `original` (sharing it, not copying it) and returns its ref.
-    pub(crate) async fn keep(&self, original: Arc<String>) -> String {
+    /// Keeps `original` (sharing it, not copying it) for `owner` and returns its ref.
+    pub(crate) async fn keep(&self, original: Arc<String>, owner: Option<&str>) -> String {
         let reference = reference_for(&original);
-        if !self.originals.contains_key(&reference) {
-            self.originals.insert(reference.clone(), original).await;
+        let key = owned_key(&reference, owner);
+        if !self.originals.contains_key(&key) {
+            self.originals.insert(key, original).await;
         }
         reference
     }
 
-    pub(crate) async fn original(&self, reference: &str) -> Option<Arc<String>> {
-        self.originals.get(reference).await
+    /// The original kept under `reference` for `owner`.
+    pub(crate) async fn original(
+        &self,
+        reference: &str,
+        owner: Option<&str>,
+    ) -> Option<Arc<String>> {
+        self.originals.get(&owned_key(reference, owner)).await
     }
 
     pub(crate) async fn retrieve(
         &self,
         reference: &str,
+        owner: Option<&str>,
         selection: &Selection,
     ) -> Result<String, RetrieveError> {
         let original = self
-            .original(reference)
+            .original(reference, owner)
             .await
             .ok_or_else(|| RetrieveError::UnknownRef(reference.to_owned()))?;
         select(&original, selection)
+    }
+}
+
+/// The key an original is kept under: its ref, and for an owned original a digest of the
+/// owner too, so the same ref looked up for another owner finds nothing (and the caller gets
+/// the same "unknown ref" as for a ref never made: nothing says the original exists).
+fn owned_key(reference: &str, owner: Option<&str>) -> String {
+    match owner {
+        None => reference.to_owned(),
+        Some(owner) => format!(
+            "{reference}_{:032x}",
+            xxhash_rust::xxh3::xxh3_128(owner.as_bytes())
+        ),
     }
 }
 
@@ -243,31 +263,49 @@ mod tests {
             ..CacheConfig::default()
         });
         for i in 0..10 {
-            let reference = store.keep(Arc::new(format!("{i:0>980}"))).await;
+            let reference = store.keep(Arc::new(format!("{i:0>980}")), None).await;
             for _ in 0..5 {
-                assert!(store.original(&reference).await.is_some());
+                assert!(store.original(&reference, None).await.is_some());
             }
         }
         store.originals.run_pending_tasks().await;
         let fresh = "x".repeat(980);
-        let reference = store.keep(Arc::new(fresh.clone())).await;
+        let reference = store.keep(Arc::new(fresh.clone()), None).await;
         store.originals.run_pending_tasks().await;
         assert_eq!(
-            store.retrieve(&reference, &Selection::All).await.ok(),
+            store.retrieve(&reference, None, &Selection::All).await.ok(),
             Some(fresh)
         );
     }
 
     #[tokio::test]
+    async fn an_owned_original_is_read_only_by_its_owner() {
+        let store = Store::new(&CacheConfig::default());
+        let reference = store.keep(Arc::new(TEXT.to_owned()), Some("a")).await;
+        assert!(store.original(&reference, Some("a")).await.is_some());
+        for other in [Some("b"), None] {
+            assert!(matches!(
+                store.retrieve(&reference, other, &Selection::All).await,
+                Err(RetrieveError::UnknownRef(_))
+            ));
+        }
+    }
+
+    #[tokio::test]
     async fn kept_originals_come_back() {
         let store = Store::new(&CacheConfig::default());
-        let reference = store.keep(Arc::new(TEXT.to_owned())).await;
+        let reference = store.keep(Arc::new(TEXT.to_owned()), None).await;
         assert_eq!(
-            store.retrieve(&reference, &Selection::All).await.unwrap(),
+            store
+                .retrieve(&reference, None, &Selection::All)
+                .await
+                .unwrap(),
             TEXT
         );
         assert!(matches!(
-            store.retrieve("cx_0000000000000000", &Selection::All).await,
+            store
+                .retrieve("cx_0000000000000000", None, &Selection::All)
+                .await,
             Err(RetrieveError::UnknownRef(_))
         ));
     }

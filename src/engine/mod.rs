@@ -239,7 +239,7 @@ impl Condenser {
         if let Some(mode) = request.mode {
             plan.mode = mode;
         }
-        let (reference, cut, kept) = self.keep_original(source, input).await;
+        let (reference, cut, kept) = self.keep_original(source, input, request.owner).await;
         // What is kept starts with the considered part: the methods read it from there.
         let text = SharedText::new(kept, input.considered.len());
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
@@ -299,10 +299,11 @@ impl Condenser {
         &self,
         source: &Source<'_>,
         input: Considered<'_>,
+        owner: Option<&str>,
     ) -> (String, Option<InputCut>, Arc<String>) {
         if !input.is_cut() {
             let kept = source.shared();
-            return (self.inner.store.keep(kept.clone()).await, None, kept);
+            return (self.inner.store.keep(kept.clone(), owner).await, None, kept);
         }
         let whole = source.as_str();
         let whole_kept = whole.len() == input.whole_bytes
@@ -313,7 +314,7 @@ impl Condenser {
         } else {
             Arc::new(input.considered.to_owned())
         };
-        let reference = self.inner.store.keep(kept.clone()).await;
+        let reference = self.inner.store.keep(kept.clone(), owner).await;
         let cut = InputCut {
             considered_bytes: input.considered.len(),
             whole_bytes: input.whole_bytes,
@@ -353,7 +354,7 @@ impl Condenser {
             input_cut: None,
         };
         if input.is_cut() {
-            let (reference, cut, _) = self.keep_original(source, input).await;
+            let (reference, cut, _) = self.keep_original(source, input, request.owner).await;
             let marker = cut
                 .as_ref()
                 .map(|cut| cut.marker(&reference))
@@ -442,6 +443,25 @@ impl Condenser {
         reference: &str,
         selection: Selection,
     ) -> Result<String, RetrieveError> {
-        self.inner.store.retrieve(reference, &selection).await
+        self.inner.store.retrieve(reference, None, &selection).await
+    }
+
+    /// Like [`Condenser::retrieve`], for an original kept with an owner
+    /// ([`Request::owner`]): only the same owner reads it. Another owner's ref is answered
+    /// as unknown, so a ref reveals nothing to whoever does not own it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve`]; an original kept for another owner counts as not kept.
+    pub async fn retrieve_as(
+        &self,
+        owner: Option<&str>,
+        reference: &str,
+        selection: Selection,
+    ) -> Result<String, RetrieveError> {
+        self.inner
+            .store
+            .retrieve(reference, owner, &selection)
+            .await
     }
 }

@@ -15,6 +15,8 @@ pub(crate) struct SummarizeRequest<'a> {
     pub(crate) extraction: bool,
     /// How content too large for one LLM call is cut; `None` is the configured strategy.
     pub(crate) strategy: Option<ChunkStrategy>,
+    /// Who may read the original kept of the content (the HTTP session).
+    pub(crate) owner: Option<&'a str>,
 }
 
 /// Summarizes content to at most `max_output_tokens`, unchanged when it already fits.
@@ -31,7 +33,8 @@ pub(crate) async fn summarize(engine: &Condenser, request: SummarizeRequest<'_>)
     };
     let mut engine_request = Request::new(tool)
         .budget(Some(request.max_output_tokens))
-        .chunk_strategy(request.strategy);
+        .chunk_strategy(request.strategy)
+        .owner(request.owner);
     engine_request = if request.extraction {
         engine_request.schema_hint(request.focus)
     } else {
@@ -44,7 +47,8 @@ pub(crate) async fn summarize(engine: &Condenser, request: SummarizeRequest<'_>)
         // The rules say pass-through for these tools; the caller's limit still holds.
         let request = Request::new(tool)
             .budget(Some(request.max_output_tokens))
-            .mode(Some(Mode::Truncate));
+            .mode(Some(Mode::Truncate))
+            .owner(request.owner);
         engine.condense(&outcome.text, &request).await.text
     }
 }
@@ -66,6 +70,7 @@ pub(crate) struct Page {
 /// knows it: after a reload, the engines of earlier configurations still answer for their refs.
 pub(crate) async fn retrieve(
     engines: &[&Condenser],
+    owner: Option<&str>,
     reference: &str,
     page: &Page,
 ) -> Result<String, RetrieveError> {
@@ -83,7 +88,9 @@ pub(crate) async fn retrieve(
     let mut answer = Err(RetrieveError::UnknownRef(reference.to_owned()));
     let mut answered_by = None;
     for engine in engines {
-        answer = engine.retrieve(reference, selection.clone()).await;
+        answer = engine
+            .retrieve_as(owner, reference, selection.clone())
+            .await;
         answered_by = Some(*engine);
         if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
             break;

@@ -73,6 +73,9 @@ struct Session {
     /// Upstream tools listed under another name because an added tool has theirs: listed
     /// name → the upstream's name. The added tool keeps its name for the whole session.
     renamed: Mutex<HashMap<String, String>>,
+    /// In HTTP mode, a random id that owns the originals this session's calls keep, so no
+    /// other session reads them; `None` over stdio, where the process serves one client.
+    owner: Option<String>,
 }
 
 impl Session {
@@ -84,6 +87,7 @@ impl Session {
             output_schemas: Mutex::default(),
             own_query_argument: Mutex::default(),
             renamed: Mutex::default(),
+            owner: None,
         }
     }
 }
@@ -138,6 +142,18 @@ impl ProxyServer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         let session = Arc::new(Session::new(shared.upstream.clone()));
         ProxyServer { shared, session }
+    }
+
+    /// A server for one HTTP session: the originals its calls keep are readable only from it,
+    /// unless `[store] share_across_sessions`. The id is the proxy's own, never the client's
+    /// session id, so a client cannot name another session's.
+    pub(crate) fn for_http_session(shared: Arc<Shared>) -> Self {
+        let mut session = Session::new(shared.upstream.clone());
+        session.owner = Some(format!("{:032x}", fastrand::u128(..)));
+        ProxyServer {
+            shared,
+            session: Arc::new(session),
+        }
     }
 
     fn loaded(&self) -> Arc<Loaded> {

@@ -45,7 +45,9 @@ impl ProxyServer {
         let schema = lock(&self.session.output_schemas)
             .get(&name)
             .map(|schema| Value::Object(JsonObject::clone(schema)));
-        let mut call = McpCall::new(params).with_query_opt(query);
+        let mut call = McpCall::new(params)
+            .with_query_opt(query)
+            .with_owner(self.owner().map(str::to_owned));
         if let Some(budget) = budget {
             call = call.with_budget_tokens(budget);
         }
@@ -72,6 +74,11 @@ impl ProxyServer {
             .oneshot(call)
             .instrument(span)
             .await
+    }
+
+    /// Who owns the originals this session's calls keep (see `Session::owner`).
+    fn owner(&self) -> Option<&str> {
+        self.session.owner.as_deref()
     }
 
     pub(super) async fn call_added_tool(
@@ -126,6 +133,7 @@ impl ProxyServer {
                         focus,
                         extraction,
                         strategy: args.strategy,
+                        owner: self.owner(),
                     },
                 )
                 .await
@@ -147,7 +155,7 @@ impl ProxyServer {
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)
                     .collect();
-                match added::retrieve(&engines, &args.reference, &page).await {
+                match added::retrieve(&engines, self.owner(), &args.reference, &page).await {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
                 }
