@@ -120,6 +120,7 @@ impl Condenser {
             llm: None,
             hook: None,
             progress: None,
+            store_backend: None,
         }
     }
 
@@ -463,5 +464,12 @@ impl Condenser {
             .store
             .retrieve(reference, owner, &selection)
             .await
+    }
+
+    /// Waits until every original kept so far is written to the store's backend (disk or a
+    /// shared server). Keeping writes in the background, off the tool call's path; a process
+    /// about to exit calls this so the refs it handed out stay retrievable.
+    pub async fn flush(&self) {
+        self.inner.store.flush().await;
     }
 }

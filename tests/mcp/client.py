@@ -5,7 +5,9 @@ Usage:
   client.py STEPS_JSON http URL
 
 STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
-(seconds) to fail instead of waiting forever. The output is one JSON object:
+(seconds) to fail instead of waiting forever, and an argument "$ref_of_step:N" is replaced by the
+ref named in step N's result ("original kept as cx_…"), since refs are keyed and cannot be known
+in advance. The output is one JSON object:
 {"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...]}
 (the parameters of each elicitation request the server sent, declined), where each result
 is the SDK's model dumped as JSON (by alias, without nulls) or {"error": message}.
@@ -49,6 +51,23 @@ ELICITATIONS = []
 
 async def list_roots_callback(context):
     return types.ListRootsResult(roots=[types.Root(uri="file:///test-root", name="test-root")])
+
+
+def resolve_refs(arguments, results):
+    def ref_of(index):
+        text = json.dumps(results[index])
+        start = text.find("cx_")
+        end = start + 3
+        while end < len(text) and text[end] in "0123456789abcdef":
+            end += 1
+        return text[start:end] if start >= 0 else ""
+
+    return {
+        key: ref_of(int(value.split(":", 1)[1]))
+        if isinstance(value, str) and value.startswith("$ref_of_step:")
+        else value
+        for key, value in arguments.items()
+    }
 
 
 async def run(steps, mode, target):
@@ -100,7 +119,7 @@ async def run_into(report, steps, mode, target):
                     timeout = step.get("timeout")
                     result = await session.call_tool(
                         step["name"],
-                        step.get("arguments", {}),
+                        resolve_refs(step.get("arguments", {}), results),
                         read_timeout_seconds=timedelta(seconds=timeout) if timeout else None,
                         progress_callback=on_progress,
                     )

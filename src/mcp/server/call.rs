@@ -17,7 +17,7 @@ use tower::{Layer, ServiceExt};
 use crate::mcp::McpCall;
 use crate::mcp::added::{self, Page, SummarizeRequest};
 use crate::mcp::tools::{self, ADDED_TOOLS};
-use crate::{CondenseLayer, Condenser, ToolRequest};
+use crate::{CondenseLayer, Condenser, Config, ToolRequest};
 
 impl ProxyServer {
     /// Calls an upstream tool through the library's layer: the upstream connection is the
@@ -47,7 +47,7 @@ impl ProxyServer {
             .map(|schema| Value::Object(JsonObject::clone(schema)));
         let mut call = McpCall::new(params)
             .with_query_opt(query)
-            .with_owner(self.owner().map(str::to_owned));
+            .with_owner(self.owner(config).map(str::to_owned));
         if let Some(budget) = budget {
             call = call.with_budget_tokens(budget);
         }
@@ -76,9 +76,13 @@ impl ProxyServer {
             .await
     }
 
-    /// Who owns the originals this session's calls keep (see `Session::owner`).
-    fn owner(&self) -> Option<&str> {
-        self.session.owner.as_deref()
+    /// Who owns the originals this session's calls keep (see `Session::owner`): nobody,
+    /// so every session reads them, under `[store] share_across_sessions`.
+    fn owner(&self, config: &Config) -> Option<&str> {
+        self.session
+            .owner
+            .as_deref()
+            .filter(|_| !config.store.share_across_sessions)
     }
 
     pub(super) async fn call_added_tool(
@@ -133,7 +137,7 @@ impl ProxyServer {
                         focus,
                         extraction,
                         strategy: args.strategy,
-                        owner: self.owner(),
+                        owner: self.owner(loaded.engine.config()),
                     },
                 )
                 .await
@@ -155,7 +159,14 @@ impl ProxyServer {
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)
                     .collect();
-                match added::retrieve(&engines, self.owner(), &args.reference, &page).await {
+                match added::retrieve(
+                    &engines,
+                    self.owner(loaded.engine.config()),
+                    &args.reference,
+                    &page,
+                )
+                .await
+                {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
                 }
