@@ -25,6 +25,8 @@ use crate::error::RetrieveError;
 
 mod backend;
 mod disk;
+#[cfg(feature = "redis")]
+mod redis;
 mod refs;
 mod select;
 
@@ -251,10 +253,19 @@ fn backend_from_config(config: &StoreConfig) -> Option<Arc<dyn StoreBackend>> {
                 }
             }
         }
+        #[cfg(feature = "redis")]
+        StoreBackendKind::Redis => match redis::RedisStore::open(config) {
+            Ok(redis) => Some(Arc::new(redis)),
+            Err(error) => {
+                tracing::warn!(%error, "the Redis store cannot be used; originals are kept in memory only");
+                None
+            }
+        },
+        #[cfg(not(feature = "redis"))]
         StoreBackendKind::Redis => {
             tracing::warn!(
                 endpoint = config.redis_endpoint().as_deref().unwrap_or(""),
-                "this build has no Redis store; originals are kept in memory only"
+                "this build has no Redis store (the `redis` feature); originals are kept in memory only"
             );
             None
         }
