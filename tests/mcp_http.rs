@@ -546,3 +546,16 @@ fn a_session_cannot_read_another_sessions_original_even_with_its_ref() {
     let its_own = ref_in(&again.body).unwrap_or_else(|| panic!("a ref: {again:?}"));
     retrieves(&proxy, &second, &its_own).expect("a session reads what its own call kept");
 }
+
+#[test]
+fn with_share_across_sessions_every_session_reads_every_original() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("shared");
+    let config = "[store]\nshare_across_sessions = true\n";
+    let proxy = Proxy::start(&python, &scratch, config, &[]);
+    let first = proxy.initialize("").session().expect("a session");
+    let second = proxy.initialize("").session().expect("a session");
+    let condensed = call_tool(&proxy.addr, &first, 2, "big", r#"{"bytes":60000}"#);
+    let reference = ref_in(&condensed.body).unwrap_or_else(|| panic!("a ref: {condensed:?}"));
+    retrieves(&proxy, &second, &reference).expect("shared: the other session reads it");
+}

@@ -21,5 +21,7 @@ mod mcp_http;
 mod mcp_limits;
 mod mcp_load;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod security;
 mod tokens;

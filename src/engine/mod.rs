@@ -263,6 +263,10 @@ impl Condenser {
         let fresh = std::sync::atomic::AtomicBool::new(false);
         let result = cache
             .try_get_with(key, async {
+                // Another process sharing the store's backend may have condensed this already.
+                if let Some(shared) = self.inner.store.shared_result(key, &reference).await {
+                    return Ok(Arc::new(shared));
+                }
                 fresh.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut outcome = self
                     .ladder(&text, request, plan, &reference, note, started)
@@ -276,6 +280,7 @@ impl Condenser {
                 {
                     Err(outcome)
                 } else {
+                    self.inner.store.share_result(key, &outcome).await;
                     Ok(Arc::new(outcome))
                 }
             })

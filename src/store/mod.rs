@@ -29,6 +29,7 @@ mod disk;
 mod redis;
 mod refs;
 mod select;
+mod shared;
 
 pub use backend::{BoxFuture, Kind, SECRET_LEN, StoreBackend, StoreError};
 pub use disk::{DiskStore, default_dir};
