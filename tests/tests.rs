@@ -22,4 +22,5 @@ mod mcp_limits;
 mod mcp_load;
 mod memory;
 mod security;
+mod store;
 mod tokens;
