@@ -531,7 +531,7 @@ fn retrieves(proxy: &Proxy, session: &str, reference: &str) -> Result<(), String
 fn a_session_cannot_read_another_sessions_original_even_with_its_ref() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("scoped");
-    let proxy = Proxy::start(&python, &scratch, "", &[]);
+    let proxy = Proxy::start(&python, &scratch, "[store]\nbackend = \"memory\"\n", &[]);
     let first = proxy.initialize("").session().expect("a session");
     let second = proxy.initialize("").session().expect("a session");
     let condensed = call_tool(&proxy.addr, &first, 2, "big", r#"{"bytes":60000}"#);
@@ -551,7 +551,7 @@ fn a_session_cannot_read_another_sessions_original_even_with_its_ref() {
 fn with_share_across_sessions_every_session_reads_every_original() {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("shared");
-    let config = "[store]\nshare_across_sessions = true\n";
+    let config = "[store]\nbackend = \"memory\"\nshare_across_sessions = true\n";
     let proxy = Proxy::start(&python, &scratch, config, &[]);
     let first = proxy.initialize("").session().expect("a session");
     let second = proxy.initialize("").session().expect("a session");

@@ -24,4 +24,5 @@ mod memory;
 #[cfg(feature = "redis")]
 mod redis;
 mod security;
+mod store;
 mod tokens;

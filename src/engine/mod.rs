@@ -22,7 +22,7 @@ use crate::methods::mapreduce::{ChunkCache, ProgressFn};
 use crate::policy::{Decision, Plan, Policy, Subject};
 use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
-use crate::store::{Selection, Store};
+use crate::store::{Page, Selection, Store};
 use crate::tokens::{Encoding, TokenCounter};
 
 mod builder;
@@ -471,10 +471,49 @@ impl Condenser {
             .await
     }
 
+    /// A page of the original kept under `reference`: the selected part, cut to at most
+    /// `max_tokens` (in the default encoding) at a line or match boundary where one fits, with
+    /// the original's size and the selection that continues it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve`].
+    pub async fn retrieve_page(
+        &self,
+        reference: &str,
+        selection: Selection,
+        max_tokens: usize,
+    ) -> Result<Page, RetrieveError> {
+        self.retrieve_page_as(None, reference, selection, max_tokens)
+            .await
+    }
+
+    /// Like [`Condenser::retrieve_page`], for an original kept with an owner
+    /// ([`Request::owner`]): only the same owner reads it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve_as`].
+    pub async fn retrieve_page_as(
+        &self,
+        owner: Option<&str>,
+        reference: &str,
+        selection: Selection,
+        max_tokens: usize,
+    ) -> Result<Page, RetrieveError> {
+        let counter = TokenCounter::new(self.inner.config.defaults.encoding);
+        let fits = |part: &str| counter.prefix_within(part, max_tokens).len();
+        self.inner
+            .store
+            .retrieve_page(reference, owner, &selection, &fits)
+            .await
+    }
+
     /// Waits until every original kept so far is written to the store's backend (disk or a
-    /// shared server). Keeping writes in the background, off the tool call's path; a process
-    /// about to exit calls this so the refs it handed out stay retrievable.
+    /// shared server): writes run in the background, off the tool call's path, so a process
+    /// about to exit calls this to keep the refs it handed out retrievable. The same as
+    /// [`crate::store::flush`], which waits for every store of the process.
     pub async fn flush(&self) {
-        self.inner.store.flush().await;
+        crate::store::flush().await;
     }
 }

@@ -34,8 +34,8 @@ mod shared;
 pub use backend::{BoxFuture, Kind, SECRET_LEN, StoreBackend, StoreError};
 pub use disk::{DiskStore, default_dir};
 pub use refs::REF_PREFIX;
-pub use select::Selection;
 pub(crate) use select::select;
+pub use select::{DEFAULT_PATTERN_CONTEXT, Page, Selection};
 
 use refs::RefKey;
 
@@ -49,7 +49,6 @@ pub(crate) struct Store {
     backend: Option<Arc<dyn StoreBackend>>,
     /// The key refs are made with: the backend's secret, read on first use.
     key: Arc<OnceCell<RefKey>>,
-    writes: Arc<Writes>,
 }
 
 impl fmt::Debug for Store {
@@ -96,7 +95,6 @@ impl Store {
             originals,
             backend,
             key: Arc::new(key),
-            writes: Arc::default(),
         }
     }
 
@@ -150,26 +148,13 @@ impl Store {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let write = Write::start(self.writes.clone());
+        let write = Write::start();
         runtime.spawn(async move {
             let result = backend.put(kind, &key, value.as_bytes().to_vec()).await;
             if let Err(error) = result {
                 write.failed(backend.name(), &error);
             }
         });
-    }
-
-    /// Waits until every value handed to the backend so far is written (or failed).
-    pub(crate) async fn flush(&self) {
-        loop {
-            let idle = self.writes.idle.notified();
-            tokio::pin!(idle);
-            idle.as_mut().enable();
-            if self.writes.in_flight.load(Ordering::Acquire) == 0 {
-                return;
-            }
-            idle.await;
-        }
     }
 
     /// The original kept under `reference` for `owner`: from memory, else from the backend
@@ -219,6 +204,22 @@ impl Store {
             .await
             .ok_or_else(|| RetrieveError::UnknownRef(reference.to_owned()))?;
         select(&original, selection)
+    }
+
+    /// A page of the original under `reference`; `fits` says how many bytes of a text fit
+    /// the page.
+    pub(crate) async fn retrieve_page(
+        &self,
+        reference: &str,
+        owner: Option<&str>,
+        selection: &Selection,
+        fits: &(dyn Fn(&str) -> usize + Sync),
+    ) -> Result<Page, RetrieveError> {
+        let original = self
+            .original(reference, owner)
+            .await
+            .ok_or_else(|| RetrieveError::UnknownRef(reference.to_owned()))?;
+        select::page(&original, selection, fits)
     }
 }
 
@@ -273,8 +274,32 @@ fn backend_from_config(config: &StoreConfig) -> Option<Arc<dyn StoreBackend>> {
     }
 }
 
-/// Background writes in flight, so a process can wait for them before it exits.
-#[derive(Debug, Default)]
+/// Waits until every value this process's stores handed to their backends so far is written
+/// (or failed). Writes run in the background, off the tool call's path; a process about to
+/// exit calls this (or [`Condenser::flush`](crate::Condenser::flush)) so the refs it handed
+/// out stay retrievable by the next one.
+pub async fn flush() {
+    loop {
+        let idle = WRITES.idle.notified();
+        tokio::pin!(idle);
+        idle.as_mut().enable();
+        if WRITES.in_flight.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        idle.await;
+    }
+}
+
+/// Background writes in flight in this process, so it can wait for them before it exits.
+/// One count for the process, not one per store: a front door that builds its engines deep
+/// inside (the proxy, on every reload) can still wait for all of them.
+static WRITES: Writes = Writes {
+    in_flight: AtomicUsize::new(0),
+    idle: Notify::const_new(),
+    warned: AtomicBool::new(false),
+};
+
+#[derive(Debug)]
 struct Writes {
     in_flight: AtomicUsize,
     idle: Notify,
@@ -283,16 +308,16 @@ struct Writes {
 }
 
 /// One background write; dropping it marks it done.
-struct Write(Arc<Writes>);
+struct Write;
 
 impl Write {
-    fn start(writes: Arc<Writes>) -> Self {
-        writes.in_flight.fetch_add(1, Ordering::AcqRel);
-        Write(writes)
+    fn start() -> Self {
+        WRITES.in_flight.fetch_add(1, Ordering::AcqRel);
+        Write
     }
 
     fn failed(&self, backend: &str, error: &StoreError) {
-        if self.0.warned.swap(true, Ordering::Relaxed) {
+        if WRITES.warned.swap(true, Ordering::Relaxed) {
             tracing::debug!(backend, %error, "could not write to the store");
         } else {
             tracing::warn!(backend, %error, "could not write to the store; what is not written stays in memory only (further failures are logged at debug)");
@@ -302,8 +327,8 @@ impl Write {
 
 impl Drop for Write {
     fn drop(&mut self) {
-        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.idle.notify_waiters();
+        if WRITES.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            WRITES.idle.notify_waiters();
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The store front: tiers, refs, background writes.
 
+use super::select::page;
 use super::*;
 
 const TEXT: &str = "alpha\nbeta ERROR one\ngamma\ndelta\nepsilon error two\nzeta\n";
@@ -15,19 +16,76 @@ fn line_ranges_are_one_based_and_inclusive() {
 }
 
 #[test]
-fn pattern_finds_lines_with_context_and_numbers() {
-    let got = select(
-        TEXT,
-        &Selection::Pattern {
-            pattern: "error".into(),
-            context: 1,
-            max_matches: 10,
-        },
-    )
-    .unwrap();
+fn patterns_are_case_sensitive_unless_asked_and_say_where_each_match_is() {
+    let pattern = |ignore_case| Selection::Pattern {
+        pattern: "error".into(),
+        context: 3,
+        ignore_case,
+        skip: 0,
+        max_matches: 10,
+    };
+    let got = select(TEXT, &pattern(false)).unwrap();
+    assert_eq!(got, "[match 1 at line 5, character 41]\n…on error tw…\n");
+    let got = select(TEXT, &pattern(true)).unwrap();
     assert_eq!(
         got,
-        "1-alpha\n2:beta ERROR one\n3-gamma\n4-delta\n5:epsilon error two\n6-zeta\n"
+        "[match 1 at line 2, character 11]\n…ta ERROR on…\n[match 2 at line 5, character 41]\n…on error tw…\n"
+    );
+}
+
+#[test]
+fn pages_that_do_not_fit_say_how_to_continue() {
+    let fits = |part: &str| part.len().min(12);
+    let first = page(TEXT, &Selection::Lines { start: 1, end: 6 }, &fits).unwrap();
+    assert_eq!(first.text, "alpha\n");
+    assert_eq!(first.next, Some(Selection::Lines { start: 2, end: 6 }));
+    assert_eq!(
+        (first.total_lines, first.total_chars),
+        (6, TEXT.chars().count())
+    );
+    // A line longer than the page is read by characters, all of it.
+    let mut selection = Selection::Lines { start: 2, end: 2 };
+    let mut read = String::new();
+    for _ in 0..10 {
+        let page = page(TEXT, &selection, &fits).unwrap();
+        read.push_str(&page.text);
+        match page.next {
+            Some(next) if read.len() < "beta ERROR one".len() => selection = next,
+            _ => break,
+        }
+    }
+    assert!(read.starts_with("beta ERROR one"), "{read}");
+}
+
+#[test]
+fn character_ranges_count_characters_not_bytes() {
+    let text = "é1234\nxyz";
+    let got = page(
+        text,
+        &Selection::Chars {
+            offset: 1,
+            length: 3,
+        },
+        &|p| p.len(),
+    )
+    .unwrap();
+    assert_eq!(got.text, "123");
+    assert_eq!(
+        got.next,
+        Some(Selection::Chars {
+            offset: 4,
+            length: 3
+        })
+    );
+    assert!(
+        select(
+            text,
+            &Selection::Chars {
+                offset: 9,
+                length: 1
+            }
+        )
+        .is_err()
     );
 }
 
@@ -105,7 +163,7 @@ async fn a_disk_original_survives_the_process_that_kept_it() {
     let reference = {
         let store = disk_store(&dir);
         let reference = store.keep(Arc::new(TEXT.to_owned()), None).await;
-        store.flush().await;
+        flush().await;
         reference
     };
     // A new store on the same directory: same secret, so the same ref, read from disk.

@@ -147,15 +147,10 @@ impl ProxyServer {
                     Ok(args) => args,
                     Err(message) => return Ok(tool_error(message)),
                 };
-                let page = Page {
-                    offset: args.offset,
-                    lines: args.lines.unwrap_or(200).max(1),
-                    pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
-                    max_tokens: tools::answer_budget(
-                        None,
-                        default_budget.max(defaults.threshold_tokens),
-                    ),
-                };
+                let page = Page::from_args(
+                    &args,
+                    tools::answer_budget(None, default_budget.max(defaults.threshold_tokens)),
+                );
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)
                     .collect();
