@@ -75,6 +75,12 @@ impl RedisStore {
             .url
             .as_deref()
             .ok_or_else(|| unavailable("[store] url is not set".into()))?;
+        if url.starts_with("rediss://") {
+            return Err(unavailable(format!(
+                "{endpoint}: TLS (rediss://) is not built into this condense; use redis:// on a \
+                 private network or behind a TLS sidecar"
+            )));
+        }
         // The parser's message is not passed on: it may quote the URL, password included.
         let client = redis::Client::open(url)
             .map_err(|_| unavailable(format!("{endpoint}: the url is not a valid Redis URL")))?;
@@ -329,6 +335,18 @@ mod tests {
         };
         let error = RedisStore::open(&config).expect_err("not a url");
         assert!(!error.to_string().contains("hunter2"), "{error}");
+        let config = StoreConfig {
+            url: Some("rediss://:hunter2@cache:6380".into()),
+            ..StoreConfig::default()
+        };
+        let error = RedisStore::open(&config)
+            .expect_err("no TLS built in")
+            .to_string();
+        assert!(
+            error.contains("TLS") && error.contains("cache:6380"),
+            "{error}"
+        );
+        assert!(!error.contains("hunter2"), "{error}");
     }
 
     /// Against `CONDENSE_TEST_REDIS_URL` (scripts/redis/start.sh); skipped without it.
