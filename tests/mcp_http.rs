@@ -516,12 +516,13 @@ pub(super) fn ref_in(text: &str) -> Option<String> {
     Some(text[start..start + 3 + hex].to_owned())
 }
 
-/// Whether `condense_retrieve` of `reference` in `session` returned the original's lines.
-fn retrieves(proxy: &Proxy, session: &str, reference: &str) -> Result<(), String> {
+/// The first lines of the original under `reference`, by `condense_retrieve` in `session`;
+/// the answer when it has none of the original's lines.
+pub(super) fn retrieves(proxy: &Proxy, session: &str, reference: &str) -> Result<String, String> {
     let arguments = format!(r#"{{"ref":"{reference}","lines":3}}"#);
     let reply = call_tool(&proxy.addr, session, 9, "condense_retrieve", &arguments);
     if reply.body.contains("INFO [worker-") {
-        Ok(())
+        Ok(reply.body)
     } else {
         Err(reply.body)
     }
