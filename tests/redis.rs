@@ -241,3 +241,32 @@ fn calls_are_answered_while_redis_is_down_with_one_warning_that_names_no_passwor
         }
     });
 }
+
+#[test]
+fn a_proxy_whose_redis_is_down_at_start_answers_from_memory() {
+    let (Some(python), Some(_)) = (python(), redis_url()) else {
+        return;
+    };
+    let scratch = Scratch::new("redis-absent");
+    let port = free_port();
+    let url = format!("redis://:hunter2-absent@127.0.0.1:{port}");
+    let proxy = Proxy::start(&python, &scratch, &redis_config(&url, "absent", false), &[]);
+    let session = proxy.initialize("").session().expect("a session");
+    for (id, bytes) in [(2, 50000), (3, 51000)] {
+        let arguments = format!(r#"{{"bytes":{bytes}}}"#);
+        let reply = call_tool(&proxy.addr, &session, id, "big", &arguments);
+        let reference = ref_in(&reply.body).unwrap_or_else(|| panic!("answered: {reply:?}"));
+        retrieves(&proxy, &session, &reference).expect("kept in memory");
+    }
+    let log = scratch.log();
+    assert_eq!(
+        log.matches("the Redis store is unreachable").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains(&format!("127.0.0.1:{port}")), "{log}");
+    assert!(
+        !log.contains("hunter2-absent"),
+        "the password leaked:\n{log}"
+    );
+}
