@@ -51,12 +51,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 reference,
                 condense::Selection::Pattern {
                     pattern: "ERROR".into(),
-                    context: 0,
+                    context: 80,
+                    ignore_case: false,
+                    skip: 0,
                     max_matches: 3,
                 },
             )
             .await?;
-        println!("\nfirst ERROR lines of the original:\n{errors}");
+        println!("\nthe first ERRORs in the original:\n{errors}");
     }
     Ok(())
 }

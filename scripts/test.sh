@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs condense's whole test suite on a fresh machine: installs what the tests talk to (a LiteLLM
-# proxy in a venv, MCP servers and a Python MCP client — all under target/, ignored by git),
-# starts the proxy on 127.0.0.1, checks formatting and lints, runs every test, and stops the
-# proxy. Re-runs skip the installs.
+# proxy in a venv, MCP servers and a Python MCP client — all under target/, ignored by git — and
+# Debian's redis-server), starts the proxy and a Redis server on 127.0.0.1, checks formatting and
+# lints, runs every test, and stops both. Re-runs skip the installs.
 #
 # Usage: scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
@@ -24,6 +24,14 @@ scripts/litellm/stop.sh
 litellm_env="$(scripts/litellm/start.sh)"
 eval "$litellm_env"
 trap 'scripts/litellm/stop.sh' EXIT
+
+step "Redis server (no persistence)"
+# Without redis-server (no root to install it) the redis tests skip, naming the variable.
+scripts/redis/install.sh >&2
+scripts/redis/stop.sh
+redis_env="$(scripts/redis/start.sh)"
+eval "$redis_env"
+trap 'scripts/litellm/stop.sh; scripts/redis/stop.sh' EXIT
 
 if [[ -x scripts/mcp/install.sh ]]; then
     step "MCP servers and client"

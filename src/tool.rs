@@ -37,6 +37,13 @@ pub trait ToolRequest {
     fn output_schema(&self) -> Option<&Value> {
         None
     }
+
+    /// Who may read the originals this call keeps: `None` (the default), anyone with the ref;
+    /// `Some`, only [`Condenser::retrieve_as`](crate::Condenser::retrieve_as) with the same
+    /// owner. A server with several users names the user or session here.
+    fn owner(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What the layer needs to do with a tool result: read its text and put condensed text back.

@@ -7,13 +7,23 @@ fn condense(args: &[&str], stdin: Option<&str>) -> Output {
     condense_with_env(args, stdin, &[])
 }
 
-/// Runs the binary with `env` set on top of an environment without condense's own variables.
+/// The store the binary uses in these tests: a temporary directory, never the user's cache.
+pub(crate) fn test_store_dir() -> String {
+    std::env::temp_dir()
+        .join(format!("condense-test-store-{}", std::process::id()))
+        .display()
+        .to_string()
+}
+
+/// Runs the binary with `env` set on top of an environment without condense's own variables,
+/// with its store in [`test_store_dir`].
 fn condense_with_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_condense"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CONDENSE_CONFIG")
         .env_remove("CONDENSE_LLM_BASE_URL")
+        .env("CONDENSE_STORE_DIR", test_store_dir())
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -446,4 +456,82 @@ fn a_config_linked_to_a_password_file_never_shows_its_content() {
     assert!(!stderr.contains(SHADOW_HASH), "{stderr}");
     assert!(!stderr.contains("root:"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The ref a `compress --json` run printed.
+fn compress_ref(args: &[&str], stdin: Option<&str>) -> String {
+    let out = condense(args, stdin);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reference = json["ref"].as_str().expect("a ref").to_owned();
+    assert_eq!(json["retrieve"], format!("condense retrieve {reference}"));
+    reference
+}
+
+fn retrieved(args: &[&str]) -> (String, String) {
+    let out = condense(args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn an_original_compressed_in_one_process_is_retrieved_byte_for_byte_in_the_next() {
+    // Issue 13: `compress` printed a ref, then exited, and the original was gone.
+    let original = std::fs::read_to_string(SAMPLE).unwrap();
+    let reference = compress_ref(&["compress", SAMPLE, "--budget", "400", "--json"], None);
+    let (whole, footer) = retrieved(&["retrieve", &reference]);
+    assert_eq!(whole, original);
+    assert!(footer.contains("nothing follows"), "{footer}");
+
+    let (lines, footer) = retrieved(&["retrieve", &reference, "--lines", "3-7"]);
+    let expected: String = original.split_inclusive('\n').skip(2).take(5).collect();
+    assert_eq!(lines, expected);
+    assert!(footer.contains("--lines 8-12"), "{footer}");
+
+    let (chars, _) = retrieved(&["retrieve", &reference, "--offset", "100", "--length", "250"]);
+    let expected: String = original.chars().skip(100).take(250).collect();
+    assert_eq!(chars, expected);
+
+    let needle = original.lines().nth(40).unwrap()[..20].to_owned();
+    let (found, _) = retrieved(&["retrieve", &reference, "--grep", &needle, "--context", "10"]);
+    assert!(found.contains(&needle), "{found}");
+    assert!(found.starts_with("[match 1 at line "), "{found}");
+}
+
+#[test]
+fn compress_says_how_to_get_the_original_back() {
+    let out = condense(&["compress", SAMPLE, "--budget", "400"], None);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("condense retrieve cx_"), "{stderr}");
+    assert!(stderr.contains(&test_store_dir()), "{stderr}");
+}
+
+#[test]
+fn retrieve_names_an_unknown_ref_and_a_bad_range() {
+    let out = condense(&["retrieve", "cx_0123456789abcdef0123456789abcdef"], None);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("cx_0123456789abcdef0123456789abcdef")
+            && stderr.contains(&test_store_dir()),
+        "{stderr}"
+    );
+    let reference = compress_ref(&["compress", SAMPLE, "--budget", "400", "--json"], None);
+    for range in [["--lines", "9-3"], ["--lines", "x"], ["--lines", "999999-"]] {
+        let out = condense(&["retrieve", &reference, range[0], range[1]], None);
+        assert!(!out.status.success(), "{range:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains("line"), "{range:?}: {stderr}");
+    }
 }

@@ -72,8 +72,12 @@ impl Rig {
 }
 
 pub(crate) fn via_proxy(upstream: &[String], config: Option<&Path>) -> Vec<String> {
+    // The client passes only a few variables on: the store's directory goes by `env`, so the
+    // proxy keeps originals in a temporary directory, never the user's cache.
     let mut target = vec![
         "stdio".to_owned(),
+        "/usr/bin/env".to_owned(),
+        format!("CONDENSE_STORE_DIR={}", crate::cli::test_store_dir()),
         env!("CARGO_BIN_EXE_condense").to_owned(),
         "proxy".to_owned(),
     ];
@@ -414,22 +418,35 @@ fn large_file_is_condensed_with_header_and_retrievable() {
         .and_then(|rest| rest.split(']').next())
         .expect("a ref in the header")
         .to_owned();
-    // Retrieval needs the same proxy process that condensed: one client session does both.
+    // Issue 13: clients start a new proxy process per session. The restarted proxy answers
+    // for a ref the first one made, from the disk store, without seeing the file again.
     let steps = json!([
-        {"op": "call_tool", "name": "read_text_file", "arguments": {"path": path(&log)}},
         {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "pattern": "NIOServerCnxn@180", "lines": 5}},
-        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "offset": 0, "lines": 3}}
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "offset": 0, "lines": 3}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference, "pattern": "nioservercnxn@180", "lines": 1}}
     ]);
     let report = rig.client(&steps, &via_proxy(&rig.filesystem(&root), Some(&config)));
     let steps = report["steps"].as_array().expect("steps");
-    let grep = text_of(&steps[1]);
+    let grep = text_of(&steps[0]);
     assert!(
         grep.contains("2015-07-29 23:44:28,903 - ERROR [CommitProcessor:1:NIOServerCnxn@180]"),
         "{grep}"
     );
+    assert!(grep.contains("[condense: matches 1-1 of 1;"), "{grep}");
     let original = std::fs::read_to_string(&log).expect("read");
-    let first_line = original.lines().next().expect("a line");
-    assert!(text_of(&steps[2]).contains(first_line), "{}", steps[2]);
+    let first_three: String = original.split_inclusive('\n').take(3).collect();
+    let lines = text_of(&steps[1]);
+    assert!(lines.starts_with(&first_three), "{lines}");
+    assert!(
+        lines.contains(&format!(
+            "the original: {} lines, {} characters; continue with",
+            original.lines().count(),
+            original.chars().count()
+        )),
+        "{lines}"
+    );
+    // Case matters unless the call says otherwise.
+    assert!(text_of(&steps[2]).contains("[no match for"), "{}", steps[2]);
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -20,22 +20,22 @@ use super::mcp_faults::{python, script};
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"1"}}}"#;
 
 /// A scratch directory with the config and the upstream's spawn log.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(super) fn new(name: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("condense-http-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         Scratch(dir)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 
     /// What the proxy wrote to stderr.
-    fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         std::fs::read_to_string(self.path("stderr")).unwrap_or_default()
     }
 
@@ -81,13 +81,18 @@ impl Drop for Scratch {
 }
 
 /// `condense proxy --listen 127.0.0.1:PORT` with `config`, in front of the faulty server.
-struct Proxy {
+pub(super) struct Proxy {
     process: Child,
-    addr: String,
+    pub(super) addr: String,
 }
 
 impl Proxy {
-    fn start(python: &Path, scratch: &Scratch, config: &str, env: &[(&str, &str)]) -> Self {
+    pub(super) fn start(
+        python: &Path,
+        scratch: &Scratch,
+        config: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
         let config_path = scratch.path("condense.toml");
         std::fs::write(&config_path, config).expect("write config");
@@ -113,7 +118,7 @@ impl Proxy {
 
     /// POSTs an `initialize` with `headers`; then, when a session was opened, the
     /// `initialized` notification.
-    fn initialize(&self, headers: &str) -> Reply {
+    pub(super) fn initialize(&self, headers: &str) -> Reply {
         let reply = post(&self.addr, headers, INITIALIZE);
         if let Some(session) = reply.session() {
             let headers = format!("{headers}Mcp-Session-Id: {session}\r\n");
@@ -156,14 +161,14 @@ fn free_port() -> u16 {
 
 /// An HTTP answer, read to the end of the connection.
 #[derive(Debug)]
-struct Reply {
+pub(super) struct Reply {
     status: u16,
     head: String,
-    body: String,
+    pub(super) body: String,
 }
 
 impl Reply {
-    fn session(&self) -> Option<String> {
+    pub(super) fn session(&self) -> Option<String> {
         self.head.lines().find_map(|line| {
             let (name, value) = line.split_once(':')?;
             name.eq_ignore_ascii_case("mcp-session-id")
@@ -491,4 +496,67 @@ fn slowloris_connections_are_closed_within_the_read_timeout() {
         request(&proxy.addr, "GET /health HTTP/1.1\r\n", "").status,
         200
     );
+}
+
+/// `tools/call` of `tool` with `arguments` (JSON) in `session`.
+pub(super) fn call_tool(addr: &str, session: &str, id: u32, tool: &str, arguments: &str) -> Reply {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    post(addr, &format!("Mcp-Session-Id: {session}\r\n"), &body)
+}
+
+/// The ref a condensed answer names (`cx_` and hex digits).
+pub(super) fn ref_in(text: &str) -> Option<String> {
+    let start = text.find("cx_")?;
+    let hex = text[start + 3..]
+        .bytes()
+        .take_while(u8::is_ascii_hexdigit)
+        .count();
+    Some(text[start..start + 3 + hex].to_owned())
+}
+
+/// The first lines of the original under `reference`, by `condense_retrieve` in `session`;
+/// the answer when it has none of the original's lines.
+pub(super) fn retrieves(proxy: &Proxy, session: &str, reference: &str) -> Result<String, String> {
+    let arguments = format!(r#"{{"ref":"{reference}","lines":3}}"#);
+    let reply = call_tool(&proxy.addr, session, 9, "condense_retrieve", &arguments);
+    if reply.body.contains("INFO [worker-") {
+        Ok(reply.body)
+    } else {
+        Err(reply.body)
+    }
+}
+
+#[test]
+fn a_session_cannot_read_another_sessions_original_even_with_its_ref() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("scoped");
+    let proxy = Proxy::start(&python, &scratch, "[store]\nbackend = \"memory\"\n", &[]);
+    let first = proxy.initialize("").session().expect("a session");
+    let second = proxy.initialize("").session().expect("a session");
+    let condensed = call_tool(&proxy.addr, &first, 2, "big", r#"{"bytes":60000}"#);
+    let reference = ref_in(&condensed.body).unwrap_or_else(|| panic!("a ref: {condensed:?}"));
+    retrieves(&proxy, &first, &reference).expect("the session that made it reads it");
+    let refused = retrieves(&proxy, &second, &reference).expect_err("another session does not");
+    // The same answer as for a ref never made: nothing says the original exists.
+    assert!(refused.contains("no original is kept"), "{refused}");
+    assert!(!refused.contains("INFO [worker-"), "{refused}");
+    // The same call in the second session: its own copy, readable there.
+    let again = call_tool(&proxy.addr, &second, 3, "big", r#"{"bytes":60000}"#);
+    let its_own = ref_in(&again.body).unwrap_or_else(|| panic!("a ref: {again:?}"));
+    retrieves(&proxy, &second, &its_own).expect("a session reads what its own call kept");
+}
+
+#[test]
+fn with_share_across_sessions_every_session_reads_every_original() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("shared");
+    let config = "[store]\nbackend = \"memory\"\nshare_across_sessions = true\n";
+    let proxy = Proxy::start(&python, &scratch, config, &[]);
+    let first = proxy.initialize("").session().expect("a session");
+    let second = proxy.initialize("").session().expect("a session");
+    let condensed = call_tool(&proxy.addr, &first, 2, "big", r#"{"bytes":60000}"#);
+    let reference = ref_in(&condensed.body).unwrap_or_else(|| panic!("a ref: {condensed:?}"));
+    retrieves(&proxy, &second, &reference).expect("shared: the other session reads it");
 }

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use condense::secrets::SecretRedactor;
-use condense::store::reference_for;
 use condense::{Condensed, Condenser, Config, LiteLlm, Method, Request, Selection};
 use serde_json::{Value, json};
 
@@ -804,7 +803,7 @@ async fn through_the_mcp_proxy_the_agent_never_sees_the_key_and_the_llm_never_se
     let steps = json!([
         {"op": "call_tool", "name": "read_text_file", "arguments": {"path": log.display().to_string()}},
         {"op": "call_tool", "name": "summarize", "arguments": {"content": content, "max_output_tokens": 400}},
-        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": reference_for(&content), "offset": 0, "lines": 400}},
+        {"op": "call_tool", "name": "condense_retrieve", "arguments": {"ref": "$ref_of_step:1", "offset": 0, "lines": 400}},
     ]);
 
     let report = tokio::task::spawn_blocking(move || rig.client(&steps, &target))

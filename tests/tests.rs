@@ -21,5 +21,8 @@ mod mcp_http;
 mod mcp_limits;
 mod mcp_load;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod security;
+mod store;
 mod tokens;

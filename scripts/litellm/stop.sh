@@ -2,18 +2,6 @@
 # Stops the proxy start.sh started (by the pid it wrote), if it still runs.
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-state="${CONDENSE_LITELLM_STATE:-$repo_root/target/litellm}"
-pid_file="$state/proxy.pid"
-
-[[ -f "$pid_file" ]] || exit 0
-pid="$(cat "$pid_file")"
-if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-fi
-rm -f "$pid_file"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+state="${CONDENSE_LITELLM_STATE:-$here/../../target/litellm}"
+exec "$here/../lib/stop-pid-file.sh" "$state/proxy.pid"

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::env::EnvVars;
+use super::store::FileStore;
 use super::{
     API_KEY_ENV, BinaryPolicy, CacheConfig, Config, LimitsConfig, LlmConfig, MapReduceConfig, Mode,
     ProxyConfig, Rule, StructuredContentPolicy, ToolRule,
@@ -26,6 +27,7 @@ pub(super) struct FileConfig {
     prompts: FilePrompts,
     tools: Vec<ToolRule>,
     proxy: FileProxy,
+    store: FileStore,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -235,6 +237,7 @@ impl FileConfig {
         });
         let cache_defaults = CacheConfig::default();
         let proxy = self.proxy.resolve(origin)?;
+        let store = self.store.resolve(origin)?;
         Ok(Config {
             defaults,
             tools: self.tools,
@@ -267,6 +270,7 @@ impl FileConfig {
                     .max_inflight_bytes
                     .unwrap_or(LimitsConfig::default().max_inflight_bytes),
             },
+            store,
             proxy,
             prompts_dir: self.prompts.dir,
             redact_secrets,

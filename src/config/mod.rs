@@ -41,6 +41,7 @@ mod env;
 mod file;
 mod glob;
 mod read;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -48,6 +49,7 @@ use env::{EnvVars, apply_env_overrides, validate};
 use file::FileConfig;
 pub use glob::glob_matches;
 pub use read::{MAX_CONFIG_FILE_BYTES, read_regular_file};
+pub use store::{StoreBackendKind, StoreConfig};
 
 /// The JSON Schema every configuration is validated against.
 pub const CONFIG_SCHEMA: &str = include_str!("../../schema/condense.schema.json");
@@ -477,6 +479,8 @@ pub struct Config {
     pub cache: CacheConfig,
     /// `[limits]`.
     pub limits: LimitsConfig,
+    /// `[store]`.
+    pub store: StoreConfig,
     /// `[proxy]`.
     pub proxy: ProxyConfig,
     /// `[prompts] dir`: overrides for the built-in prompts.
@@ -499,6 +503,7 @@ impl Default for Config {
             mapreduce: MapReduceConfig::default(),
             cache: CacheConfig::default(),
             limits: LimitsConfig::default(),
+            store: StoreConfig::default(),
             proxy: ProxyConfig::default(),
             prompts_dir: None,
             redact_secrets: true,

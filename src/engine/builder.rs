@@ -12,7 +12,7 @@ use crate::methods::mapreduce::{ChunkCache, Progress, ProgressFn};
 use crate::policy::{Policy, RulesPolicy};
 use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
-use crate::store::Store;
+use crate::store::{Store, StoreBackend};
 /// Builds a [`Condenser`] with a custom policy, LLM backend or hook.
 #[must_use]
 pub struct CondenserBuilder {
@@ -21,6 +21,7 @@ pub struct CondenserBuilder {
     pub(super) llm: Option<Option<Arc<dyn Summarizer>>>,
     pub(super) hook: Option<Arc<dyn Hook>>,
     pub(super) progress: Option<ProgressFn>,
+    pub(super) store_backend: Option<Arc<dyn StoreBackend>>,
 }
 
 impl fmt::Debug for CondenserBuilder {
@@ -55,6 +56,13 @@ impl CondenserBuilder {
     /// Calls `hook` with every outcome.
     pub fn hook(mut self, hook: impl Hook) -> Self {
         self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Keeps originals in `backend` instead of the one `[store]` names (for a backend of your
+    /// own, or a [`DiskStore`](crate::store::DiskStore) opened elsewhere).
+    pub fn store_backend(mut self, backend: Arc<dyn StoreBackend>) -> Self {
+        self.store_backend = Some(backend);
         self
     }
 
@@ -96,7 +104,7 @@ impl CondenserBuilder {
         // Merges have a lane of their own, so the tree climbs while the map runs.
         Ok(Condenser {
             inner: Arc::new(Inner {
-                store: Store::new(&config.cache),
+                store: Store::new(&config.cache, &config.store, self.store_backend),
                 memory: MemoryBudget::new(config.limits.max_inflight_bytes),
                 chunk_cache,
                 call_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),

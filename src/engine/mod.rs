@@ -22,7 +22,7 @@ use crate::methods::mapreduce::{ChunkCache, ProgressFn};
 use crate::policy::{Decision, Plan, Policy, Subject};
 use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
-use crate::store::{Selection, Store};
+use crate::store::{Page, Selection, Store};
 use crate::tokens::{Encoding, TokenCounter};
 
 mod builder;
@@ -120,6 +120,7 @@ impl Condenser {
             llm: None,
             hook: None,
             progress: None,
+            store_backend: None,
         }
     }
 
@@ -239,7 +240,7 @@ impl Condenser {
         if let Some(mode) = request.mode {
             plan.mode = mode;
         }
-        let (reference, cut, kept) = self.keep_original(source, input).await;
+        let (reference, cut, kept) = self.keep_original(source, input, request.owner).await;
         // What is kept starts with the considered part: the methods read it from there.
         let text = SharedText::new(kept, input.considered.len());
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
@@ -262,6 +263,10 @@ impl Condenser {
         let fresh = std::sync::atomic::AtomicBool::new(false);
         let result = cache
             .try_get_with(key, async {
+                // Another process sharing the store's backend may have condensed this already.
+                if let Some(shared) = self.inner.store.shared_result(key, &reference).await {
+                    return Ok(Arc::new(shared));
+                }
                 fresh.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut outcome = self
                     .ladder(&text, request, plan, &reference, note, started)
@@ -275,6 +280,7 @@ impl Condenser {
                 {
                     Err(outcome)
                 } else {
+                    self.inner.store.share_result(key, &outcome).await;
                     Ok(Arc::new(outcome))
                 }
             })
@@ -299,10 +305,11 @@ impl Condenser {
         &self,
         source: &Source<'_>,
         input: Considered<'_>,
+        owner: Option<&str>,
     ) -> (String, Option<InputCut>, Arc<String>) {
         if !input.is_cut() {
             let kept = source.shared();
-            return (self.inner.store.keep(kept.clone()).await, None, kept);
+            return (self.inner.store.keep(kept.clone(), owner).await, None, kept);
         }
         let whole = source.as_str();
         let whole_kept = whole.len() == input.whole_bytes
@@ -313,7 +320,7 @@ impl Condenser {
         } else {
             Arc::new(input.considered.to_owned())
         };
-        let reference = self.inner.store.keep(kept.clone()).await;
+        let reference = self.inner.store.keep(kept.clone(), owner).await;
         let cut = InputCut {
             considered_bytes: input.considered.len(),
             whole_bytes: input.whole_bytes,
@@ -353,7 +360,7 @@ impl Condenser {
             input_cut: None,
         };
         if input.is_cut() {
-            let (reference, cut, _) = self.keep_original(source, input).await;
+            let (reference, cut, _) = self.keep_original(source, input, request.owner).await;
             let marker = cut
                 .as_ref()
                 .map(|cut| cut.marker(&reference))
@@ -434,8 +441,8 @@ impl Condenser {
     /// Keeps `original` in the store, as a condensed result's original is kept, and returns
     /// its ref (the proxy keeps the images and other binary items it does not pass on).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) async fn keep_binary(&self, original: String) -> String {
-        self.inner.store.keep(Arc::new(original)).await
+    pub(crate) async fn keep_binary(&self, original: String, owner: Option<&str>) -> String {
+        self.inner.store.keep(Arc::new(original), owner).await
     }
 
     /// Returns the original kept under `reference`, or the selected part of it.
@@ -449,6 +456,71 @@ impl Condenser {
         reference: &str,
         selection: Selection,
     ) -> Result<String, RetrieveError> {
-        self.inner.store.retrieve(reference, &selection).await
+        self.inner.store.retrieve(reference, None, &selection).await
+    }
+
+    /// Like [`Condenser::retrieve`], for an original kept with an owner
+    /// ([`Request::owner`]): only the same owner reads it. Another owner's ref is answered
+    /// as unknown, so a ref reveals nothing to whoever does not own it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve`]; an original kept for another owner counts as not kept.
+    pub async fn retrieve_as(
+        &self,
+        owner: Option<&str>,
+        reference: &str,
+        selection: Selection,
+    ) -> Result<String, RetrieveError> {
+        self.inner
+            .store
+            .retrieve(reference, owner, &selection)
+            .await
+    }
+
+    /// A page of the original kept under `reference`: the selected part, cut to at most
+    /// `max_tokens` (in the default encoding) at a line or match boundary where one fits, with
+    /// the original's size and the selection that continues it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve`].
+    pub async fn retrieve_page(
+        &self,
+        reference: &str,
+        selection: Selection,
+        max_tokens: usize,
+    ) -> Result<Page, RetrieveError> {
+        self.retrieve_page_as(None, reference, selection, max_tokens)
+            .await
+    }
+
+    /// Like [`Condenser::retrieve_page`], for an original kept with an owner
+    /// ([`Request::owner`]): only the same owner reads it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Condenser::retrieve_as`].
+    pub async fn retrieve_page_as(
+        &self,
+        owner: Option<&str>,
+        reference: &str,
+        selection: Selection,
+        max_tokens: usize,
+    ) -> Result<Page, RetrieveError> {
+        let counter = TokenCounter::new(self.inner.config.defaults.encoding);
+        let fits = |part: &str| counter.prefix_within(part, max_tokens).len();
+        self.inner
+            .store
+            .retrieve_page(reference, owner, &selection, &fits)
+            .await
+    }
+
+    /// Waits until every original kept so far is written to the store's backend (disk or a
+    /// shared server): writes run in the background, off the tool call's path, so a process
+    /// about to exit calls this to keep the refs it handed out retrievable. The same as
+    /// [`crate::store::flush`], which waits for every store of the process.
+    pub async fn flush(&self) {
+        crate::store::flush().await;
     }
 }

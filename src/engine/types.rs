@@ -170,6 +170,10 @@ pub struct Request<'a> {
     /// How a map-reduce cuts this text, overriding `[mapreduce] strategy`. Only text too large
     /// for one LLM call is chunked; extraction mode always chunks semantically.
     pub chunk_strategy: Option<ChunkStrategy>,
+    /// Who may read the original this call keeps: `None`, anyone who has its ref; `Some`,
+    /// only a retrieval naming the same owner (the HTTP proxy names the MCP session, so one
+    /// session cannot read another's originals, even with the ref).
+    pub owner: Option<&'a str>,
 }
 
 impl<'a> Request<'a> {
@@ -245,6 +249,16 @@ impl<'a> Request<'a> {
         self.chunk_strategy = strategy;
         self
     }
+
+    /// Scopes the kept original to `owner`: only [`Condenser::retrieve_as`] with the same
+    /// owner reads it.
+    ///
+    /// [`Condenser::retrieve_as`]: crate::Condenser::retrieve_as
+    #[must_use]
+    pub fn owner(mut self, owner: Option<&'a str>) -> Self {
+        self.owner = owner;
+        self
+    }
 }
 
 /// A hook's answer about an outcome.
@@ -286,6 +300,8 @@ pub struct CallInfo {
     pub query: Option<String>,
     /// An explicit budget.
     pub budget_tokens: Option<usize>,
+    /// Who may read the originals the call keeps ([`ToolRequest::owner`]).
+    pub owner: Option<String>,
 }
 
 impl CallInfo {
@@ -296,6 +312,7 @@ impl CallInfo {
             arguments: request.arguments().cloned(),
             query: request.query().map(str::to_owned),
             budget_tokens: request.budget_tokens(),
+            owner: request.owner().map(str::to_owned),
         }
     }
 
@@ -305,5 +322,6 @@ impl CallInfo {
             .query(self.query.as_deref())
             .arguments(self.arguments.as_ref())
             .budget(self.budget_tokens)
+            .owner(self.owner.as_deref())
     }
 }

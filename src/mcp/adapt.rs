@@ -47,6 +47,7 @@ pub struct McpCall {
     query: Option<String>,
     budget_tokens: Option<usize>,
     output_schema: Option<Value>,
+    owner: Option<String>,
 }
 
 impl McpCall {
@@ -59,7 +60,16 @@ impl McpCall {
             query: None,
             budget_tokens: None,
             output_schema: None,
+            owner: None,
         }
+    }
+
+    /// Scopes the originals this call keeps to `owner` (see [`ToolRequest::owner`]), or
+    /// leaves them readable by anyone with the ref when `None`.
+    #[must_use]
+    pub fn with_owner(mut self, owner: Option<String>) -> Self {
+        self.owner = owner;
+        self
     }
 
     /// Sets what the agent is looking for (never sent to the server).
@@ -132,6 +142,10 @@ impl ToolRequest for McpCall {
 
     fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()
+    }
+
+    fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
     }
 }
 

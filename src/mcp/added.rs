@@ -1,7 +1,9 @@
 //! What the proxy's added tools ask of the engine: `summarize` / `summarize_for_extraction`
 //! (content the model hands over) and `condense_retrieve` (part of a kept original).
 
+use super::tools::RetrieveArgs;
 use crate::methods::chunk::ChunkStrategy;
+use crate::store::DEFAULT_PATTERN_CONTEXT;
 use crate::{Condenser, Mode, Request, RetrieveError, Selection, TokenCounter};
 
 /// Content to summarize on request.
@@ -15,6 +17,8 @@ pub(crate) struct SummarizeRequest<'a> {
     pub(crate) extraction: bool,
     /// How content too large for one LLM call is cut; `None` is the configured strategy.
     pub(crate) strategy: Option<ChunkStrategy>,
+    /// Who may read the original kept of the content (the HTTP session).
+    pub(crate) owner: Option<&'a str>,
 }
 
 /// Summarizes content to at most `max_output_tokens`, unchanged when it already fits.
@@ -31,7 +35,8 @@ pub(crate) async fn summarize(engine: &Condenser, request: SummarizeRequest<'_>)
     };
     let mut engine_request = Request::new(tool)
         .budget(Some(request.max_output_tokens))
-        .chunk_strategy(request.strategy);
+        .chunk_strategy(request.strategy)
+        .owner(request.owner);
     engine_request = if request.extraction {
         engine_request.schema_hint(request.focus)
     } else {
@@ -44,70 +49,121 @@ pub(crate) async fn summarize(engine: &Condenser, request: SummarizeRequest<'_>)
         // The rules say pass-through for these tools; the caller's limit still holds.
         let request = Request::new(tool)
             .budget(Some(request.max_output_tokens))
-            .mode(Some(Mode::Truncate));
+            .mode(Some(Mode::Truncate))
+            .owner(request.owner);
         engine.condense(&outcome.text, &request).await.text
     }
 }
 
-/// Which lines of an original `condense_retrieve` returns.
+/// What `condense_retrieve` was asked for: a selection of an original, and the answer's cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Page {
-    /// The first line (or match) to return, from 0.
-    pub(crate) offset: usize,
-    /// How many lines at most.
-    pub(crate) lines: usize,
-    /// Only lines containing this text (case-insensitive), with their line numbers.
-    pub(crate) pattern: Option<String>,
-    /// The answer's size cap in tokens.
+    pub(crate) selection: Selection,
+    /// The answer's size cap in tokens, footer included.
     pub(crate) max_tokens: usize,
 }
 
+/// Lines a page holds when the call does not say.
+const DEFAULT_LINES: usize = 200;
+/// Matches a pattern page holds when the call does not say.
+const DEFAULT_MATCHES: usize = 20;
+/// Tokens kept for the footer that says how to continue.
+const FOOTER_TOKENS: usize = 120;
+
+impl Page {
+    /// The page `args` ask for: `pattern` windows (`offset` matches skipped, `lines` matches at
+    /// most, `chars` of context), else `chars` characters from character `offset`, else
+    /// `lines` lines from line `offset` (both from 0).
+    pub(crate) fn from_args(args: &RetrieveArgs, max_tokens: usize) -> Self {
+        let selection = match (&args.pattern, args.chars) {
+            (Some(pattern), context) if !pattern.is_empty() => Selection::Pattern {
+                pattern: pattern.clone(),
+                context: context.unwrap_or(DEFAULT_PATTERN_CONTEXT),
+                ignore_case: args.ignore_case,
+                skip: args.offset,
+                max_matches: args.lines.unwrap_or(DEFAULT_MATCHES).max(1),
+            },
+            (_, Some(length)) => Selection::Chars {
+                offset: args.offset,
+                length,
+            },
+            _ => Selection::Lines {
+                start: args.offset.saturating_add(1),
+                end: args
+                    .offset
+                    .saturating_add(args.lines.unwrap_or(DEFAULT_LINES).max(1)),
+            },
+        };
+        Page {
+            selection,
+            max_tokens,
+        }
+    }
+}
+
+/// The `condense_retrieve` arguments that ask for `selection` of `reference`.
+pub(crate) fn arguments_for(reference: &str, selection: &Selection) -> serde_json::Value {
+    let mut args = serde_json::json!({"ref": reference});
+    match selection {
+        Selection::Lines { start, end } => {
+            args["offset"] = (start - 1).into();
+            args["lines"] = (end - start + 1).into();
+        }
+        Selection::Chars { offset, length } => {
+            args["offset"] = (*offset).into();
+            args["chars"] = (*length).into();
+        }
+        Selection::Pattern {
+            pattern,
+            context,
+            ignore_case,
+            skip,
+            max_matches,
+        } => {
+            args["pattern"] = pattern.as_str().into();
+            args["offset"] = (*skip).into();
+            args["lines"] = (*max_matches).into();
+            args["chars"] = (*context).into();
+            if *ignore_case {
+                args["ignore_case"] = true.into();
+            }
+        }
+        _ => {}
+    }
+    args
+}
+
 /// Returns a page of the original kept under `reference` by the first of `engines` that
-/// knows it: after a reload, the engines of earlier configurations still answer for their refs.
+/// knows it (after a reload, the engines of earlier configurations still answer for their
+/// refs), ending with the original's size and the exact arguments that continue it.
 pub(crate) async fn retrieve(
     engines: &[&Condenser],
+    owner: Option<&str>,
     reference: &str,
     page: &Page,
 ) -> Result<String, RetrieveError> {
-    let selection = match &page.pattern {
-        Some(pattern) => Selection::Pattern {
-            pattern: pattern.clone(),
-            context: 0,
-            max_matches: page.offset + page.lines,
-        },
-        None => Selection::Lines {
-            start: page.offset + 1,
-            end: page.offset + page.lines,
-        },
-    };
     let mut answer = Err(RetrieveError::UnknownRef(reference.to_owned()));
-    let mut answered_by = None;
+    let body_tokens = page.max_tokens.saturating_sub(FOOTER_TOKENS).max(1);
     for engine in engines {
-        answer = engine.retrieve(reference, selection.clone()).await;
-        answered_by = Some(*engine);
+        answer = engine
+            .retrieve_page_as(owner, reference, page.selection.clone(), body_tokens)
+            .await;
         if !matches!(answer, Err(RetrieveError::UnknownRef(_))) {
             break;
         }
     }
-    let text = answer?;
-    let text = if page.pattern.is_some() {
-        // The store returns the first matches; skip the ones already seen.
-        text.lines()
-            .skip(page.offset)
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else {
-        text
+    let found = answer?;
+    let next = match &found.next {
+        Some(next) => format!("continue with {}", arguments_for(reference, next)),
+        None => "nothing follows".to_owned(),
     };
-    let encoding = answered_by.map(|engine| engine.config().defaults.encoding);
-    let counter = TokenCounter::new(encoding.unwrap_or_default());
-    let capped = counter.prefix_within(&text, page.max_tokens);
-    if capped.len() < text.len() {
-        Ok(format!(
-            "{capped}\n[cut at {} tokens: ask for fewer lines or a later offset]",
-            page.max_tokens
-        ))
+    let separator = if found.text.ends_with('\n') || found.text.is_empty() {
+        ""
     } else {
-        Ok(text)
-    }
+        "\n"
+    };
+    Ok(format!(
+        "{}{separator}[condense: {}; the original: {} lines, {} characters; {next}]",
+        found.text, found.range, found.total_lines, found.total_chars
+    ))
 }

@@ -159,6 +159,7 @@ pub(crate) struct Replaced {
 /// Applies `rule`'s binary policy to `result`, keeping replaced items in `engine`'s store.
 pub(crate) async fn apply(
     engine: &Condenser,
+    owner: Option<&str>,
     rule: &Rule,
     result: &mut CallToolResult,
 ) -> Replaced {
@@ -176,24 +177,32 @@ pub(crate) async fn apply(
         if decoded_len(data) <= rule.binary_max_bytes {
             continue;
         }
-        let reference = keep(engine, &kept).await;
+        let reference = keep(engine, owner, &kept).await;
         *block = ContentBlock::text(describe(data, mime, &reference));
         replaced.refs.push(reference);
     }
     if let Some(structured) = &mut result.structured_content {
-        replace_in_value(engine, rule.binary_max_bytes, structured, &mut replaced).await;
+        replace_in_value(
+            engine,
+            owner,
+            rule.binary_max_bytes,
+            structured,
+            &mut replaced,
+        )
+        .await;
     }
     replaced
 }
 
-async fn keep(engine: &Condenser, block: &ContentBlock) -> String {
+async fn keep(engine: &Condenser, owner: Option<&str>, block: &ContentBlock) -> String {
     let json = serde_json::to_string(block).unwrap_or_default();
-    engine.keep_binary(json).await
+    engine.keep_binary(json, owner).await
 }
 
 /// Walks `structuredContent`, swapping the base64 string of every binary object over `max`.
 async fn replace_in_value(
     engine: &Condenser,
+    owner: Option<&str>,
     max: usize,
     value: &mut Value,
     replaced: &mut Replaced,
@@ -208,7 +217,7 @@ async fn replace_in_value(
                     && let Some((data, mime)) = payload(&block)
                     && decoded_len(data) > max
                 {
-                    let reference = keep(engine, &block).await;
+                    let reference = keep(engine, owner, &block).await;
                     let description = describe(data, mime, &reference);
                     let key = if object.contains_key("blob") {
                         "blob"
@@ -230,9 +239,16 @@ async fn replace_in_value(
 
 /// The block kept under `reference`, a ref this module handed out: `condense_retrieve`
 /// answers with it whole instead of a page of its JSON.
-pub(crate) async fn retrieve(engines: &[&Condenser], reference: &str) -> Option<ContentBlock> {
+pub(crate) async fn retrieve(
+    engines: &[&Condenser],
+    owner: Option<&str>,
+    reference: &str,
+) -> Option<ContentBlock> {
     for engine in engines {
-        if let Ok(json) = engine.retrieve(reference, crate::Selection::All).await {
+        if let Ok(json) = engine
+            .retrieve_as(owner, reference, crate::Selection::All)
+            .await
+        {
             return serde_json::from_str(&json).ok();
         }
     }

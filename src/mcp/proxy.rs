@@ -195,6 +195,13 @@ pub(super) fn load(path: Option<&Path>, previous: Vec<Condenser>) -> Result<Load
             let prefix = format!("{origin}: ");
             invalid(message.strip_prefix(&prefix).unwrap_or(&message).to_owned())
         })?;
+    let mut config = config;
+    // Clients restart a stdio proxy per session: its originals outlive it on disk unless
+    // `[store] backend` says otherwise.
+    config
+        .store
+        .backend
+        .get_or_insert(crate::config::StoreBackendKind::Disk);
     let engine = Condenser::new(config).map_err(|error| invalid(error.to_string()))?;
     Ok(Loaded { engine, previous })
 }

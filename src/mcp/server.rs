@@ -79,6 +79,9 @@ struct Session {
     binary_refs: Mutex<HashSet<String>>,
     /// Task-augmented `tools/call`s by task id, until their result is fetched.
     task_calls: Mutex<HashMap<String, custom::TaskCall>>,
+    /// In HTTP mode, a random id that owns the originals this session's calls keep, so no
+    /// other session reads them; `None` over stdio, where the process serves one client.
+    owner: Option<String>,
 }
 
 impl Session {
@@ -92,6 +95,7 @@ impl Session {
             renamed: Mutex::default(),
             binary_refs: Mutex::default(),
             task_calls: Mutex::default(),
+            owner: None,
         }
     }
 }
@@ -146,6 +150,18 @@ impl ProxyServer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         let session = Arc::new(Session::new(shared.upstream.clone()));
         ProxyServer { shared, session }
+    }
+
+    /// A server for one HTTP session: the originals its calls keep are readable only from it,
+    /// unless `[store] share_across_sessions`. The id is the proxy's own, never the client's
+    /// session id, so a client cannot name another session's.
+    pub(crate) fn for_http_session(shared: Arc<Shared>) -> Self {
+        let mut session = Session::new(shared.upstream.clone());
+        session.owner = Some(format!("{:032x}", fastrand::u128(..)));
+        ProxyServer {
+            shared,
+            session: Arc::new(session),
+        }
     }
 
     fn loaded(&self) -> Arc<Loaded> {

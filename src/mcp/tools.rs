@@ -143,15 +143,16 @@ pub(crate) fn added_tools(enabled: &[String]) -> Vec<Tool> {
         ),
         tool(
             RETRIEVE,
-            "Read a condensed result's original by ref: lines from offset, or lines \
-             containing pattern.",
+            "Page an original by ref: lines or chars from offset, or pattern matches.",
             json!({
                 "type": "object",
                 "properties": {
                     "ref": {"type": "string"},
                     "offset": {"type": "integer"},
                     "lines": {"type": "integer"},
-                    "pattern": {"type": "string"}
+                    "chars": {"type": "integer"},
+                    "pattern": {"type": "string"},
+                    "ignore_case": {"type": "boolean"}
                 },
                 "required": ["ref"]
             }),
@@ -258,8 +259,15 @@ pub(crate) struct RetrieveArgs {
     pub(crate) offset: usize,
     #[serde(default)]
     pub(crate) lines: Option<usize>,
+    /// With `pattern`: characters of context around each match; without: read this many
+    /// characters from character `offset` (for long lines).
+    #[serde(default)]
+    pub(crate) chars: Option<usize>,
     #[serde(default)]
     pub(crate) pattern: Option<String>,
+    /// Match `pattern` ignoring case; by default case matters.
+    #[serde(default)]
+    pub(crate) ignore_case: bool,
 }
 
 /// Parses a tool's arguments into `T`, as an error message for the model when they do not fit.

@@ -6,7 +6,9 @@ Usage:
 
 STEPS_JSON is a JSON list of steps, each {"op": ..., ...}; a call_tool step may set "timeout"
 (seconds) to fail instead of waiting forever; a call_tool_as_task step runs a tool as an MCP task
-(see run_task). The output is one JSON object:
+(see run_task); an argument "$ref_of_step:N" is replaced by the ref named in step N's result
+("original kept as cx_…"), since refs are keyed and cannot be known in advance. The output is one
+JSON object:
 {"server_info": ..., "steps": [result, ...], "progress": [...], "logs": [...], "elicitations": [...],
 "task_statuses": [...]} (the parameters of each elicitation request the server sent, declined;
 of each task status notification), where each result
@@ -86,6 +88,23 @@ async def run_task(session, step):
     }
 
 
+def resolve_refs(arguments, results):
+    def ref_of(index):
+        text = json.dumps(results[index])
+        start = text.find("cx_")
+        end = start + 3
+        while end < len(text) and text[end] in "0123456789abcdef":
+            end += 1
+        return text[start:end] if start >= 0 else ""
+
+    return {
+        key: ref_of(int(value.split(":", 1)[1]))
+        if isinstance(value, str) and value.startswith("$ref_of_step:")
+        else value
+        for key, value in arguments.items()
+    }
+
+
 async def run(steps, mode, target):
     report = {}
     try:
@@ -136,7 +155,7 @@ async def run_into(report, steps, mode, target):
                     timeout = step.get("timeout")
                     result = await session.call_tool(
                         step["name"],
-                        step.get("arguments", {}),
+                        resolve_refs(step.get("arguments", {}), results),
                         read_timeout_seconds=timedelta(seconds=timeout) if timeout else None,
                         progress_callback=on_progress,
                     )

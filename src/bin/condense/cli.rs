@@ -33,6 +33,8 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Condense one tool output (a file or standard input) and print the result.
     Compress(CompressArgs),
+    /// Print an original that `compress` or the proxy kept, or a part of it.
+    Retrieve(crate::retrieve::RetrieveArgs),
     /// Relay to an MCP server and condense its large tool results.
     #[cfg(feature = "mcp")]
     Proxy(crate::proxy_cmd::ProxyArgs),

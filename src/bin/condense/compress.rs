@@ -4,13 +4,19 @@ use std::io::{IsTerminal, Read, Write};
 use std::sync::Mutex;
 
 use anyhow::Context;
+use condense::config::StoreBackendKind;
 use condense::methods::mapreduce::Progress;
 use condense::{Condenser, Config, Mode, Request, TokenCounter};
 
 use crate::cli::{CompressArgs, MethodArg};
 
 pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
-    let config = Config::load(args.config.as_deref()).map_err(whole_message)?;
+    let mut config = Config::load(args.config.as_deref()).map_err(whole_message)?;
+    // The process ends with the call: the original outlives it on disk unless `[store]` says
+    // otherwise, so the ref it prints can be retrieved.
+    config.store.backend.get_or_insert(StoreBackendKind::Disk);
+    let kept = config.store.backend != Some(StoreBackendKind::Memory);
+    let store = crate::retrieve::store_description(&config);
     // Building the vocabulary is most of a cold start, and nearly every input needs a count:
     // build it on a spare core while the input is read and the condenser is set up. A process
     // that needs no count ends without waiting for it.
@@ -43,6 +49,9 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
             "tokens_before": outcome.tokens_before,
             "tokens_after": outcome.tokens_after,
             "ref": outcome.reference,
+            // How to get the original back, when it outlives this process.
+            "retrieve": outcome.reference.as_ref().filter(|_| kept)
+                .map(|reference| format!("condense retrieve {reference}")),
             "cached": outcome.cached,
             // Why a lower rung answered (the LLM failed, missed the deadline, …), or null.
             "fallback": outcome.fallback,
@@ -53,6 +62,16 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         stdout.write_all(outcome.text.as_bytes())?;
         if !outcome.text.ends_with('\n') {
             writeln!(stdout)?;
+        }
+        if let Some(reference) = &outcome.reference {
+            if kept {
+                eprintln!(
+                    "condense: original kept in {store}; read it with `condense retrieve {reference}` \
+                     (or a part: --lines A-B, --offset N --length M, --grep PATTERN)"
+                );
+            } else {
+                eprintln!("condense: the original is not kept beyond this run ({store})");
+            }
         }
     }
     if let Some(reason) = &outcome.fallback {

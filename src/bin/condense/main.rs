@@ -5,6 +5,7 @@ mod compress;
 mod logging;
 #[cfg(feature = "mcp")]
 mod proxy_cmd;
+mod retrieve;
 
 use std::process::ExitCode;
 
@@ -12,6 +13,9 @@ use clap::Parser;
 
 /// How long exiting waits for the runtime's remaining tasks and blocking reads.
 const RUNTIME_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long exiting waits for originals still being written to the store.
+const STORE_FLUSH_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -32,8 +36,19 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Compress(args) => compress::run(args).await,
+            cli::Command::Retrieve(args) => retrieve::run(args).await,
             #[cfg(feature = "mcp")]
             cli::Command::Proxy(args) => proxy_cmd::run(args).await,
+        }
+    });
+    // Originals are written to the store in the background: the refs this run printed or
+    // answered with must be retrievable by the next one.
+    runtime.block_on(async {
+        if tokio::time::timeout(STORE_FLUSH_GRACE, condense::store::flush())
+            .await
+            .is_err()
+        {
+            eprintln!("condense: the store is slow; some originals may not have been written");
         }
     });
     // A stdio proxy stopped by a signal still has a thread blocked reading its stdin, which the

@@ -71,7 +71,7 @@ async fn audio_and_blob_resources_over_the_limit_are_replaced_and_retrievable() 
         ContentBlock::audio(&audio, "audio/wav"),
         ContentBlock::Resource(EmbeddedResource::new(resource)),
     ]);
-    let replaced = apply(&engine, &rule(1000), &mut result).await;
+    let replaced = apply(&engine, None, &rule(1000), &mut result).await;
     assert_eq!(replaced.refs.len(), 2);
     let texts: Vec<String> = result
         .content
@@ -98,12 +98,14 @@ async fn audio_and_blob_resources_over_the_limit_are_replaced_and_retrievable() 
     for (text, reference) in texts[1..].iter().zip(&replaced.refs) {
         assert!(text.contains(reference.as_str()));
     }
-    let back = retrieve(&[&engine], &replaced.refs[1]).await.expect("kept");
+    let back = retrieve(&[&engine], None, &replaced.refs[1])
+        .await
+        .expect("kept");
     let back = serde_json::to_value(back).unwrap();
     assert_eq!(back["resource"]["blob"], blob);
     assert_eq!(back["resource"]["uri"], "file:///x.bin");
     let back =
-        serde_json::to_value(retrieve(&[&engine], &replaced.refs[0]).await.unwrap()).unwrap();
+        serde_json::to_value(retrieve(&[&engine], None, &replaced.refs[0]).await.unwrap()).unwrap();
     assert_eq!(
         back,
         json!({"type": "audio", "data": audio, "mimeType": "audio/wav"})
@@ -120,7 +122,7 @@ async fn structured_copies_keep_their_shape_and_share_the_ref() {
         "files": [{"uri": "file:///a", "blob": base64(&[1; 3000]), "mimeType": "font/woff2"}],
         "note": "small",
     }));
-    let replaced = apply(&engine, &rule(1000), &mut result).await;
+    let replaced = apply(&engine, None, &rule(1000), &mut result).await;
     assert_eq!(replaced.refs.len(), 2, "the image once, the blob once");
     let text = &result.content[0].as_text().unwrap().text;
     let structured = result.structured_content.unwrap();
@@ -141,7 +143,7 @@ async fn small_items_and_the_keep_policy_pass_through() {
     let small = CallToolResult::success(vec![ContentBlock::image(png(1, 1, 900), "image/png")]);
     let mut result = small.clone();
     assert!(
-        apply(&engine, &rule(1000), &mut result)
+        apply(&engine, None, &rule(1000), &mut result)
             .await
             .refs
             .is_empty()
@@ -151,6 +153,11 @@ async fn small_items_and_the_keep_policy_pass_through() {
     let mut result = large.clone();
     let mut keep = rule(1000);
     keep.binary = BinaryPolicy::Keep;
-    assert!(apply(&engine, &keep, &mut result).await.refs.is_empty());
+    assert!(
+        apply(&engine, None, &keep, &mut result)
+            .await
+            .refs
+            .is_empty()
+    );
     assert_eq!(result, large);
 }

@@ -75,7 +75,7 @@ pub(crate) async fn serve(
     tokio::spawn(sessions.clone().close_idle(shutdown.clone()));
     let upstream_label = shared.upstream.label();
     let mcp = StreamableHttpService::new(
-        move || Ok(ProxyServer::new(shared.clone())),
+        move || Ok(ProxyServer::for_http_session(shared.clone())),
         sessions.clone(),
         server_config(local, &settings, access.requires_token(), &shutdown),
     );

@@ -18,7 +18,7 @@ use crate::mcp::McpCall;
 use crate::mcp::added::{self, Page, SummarizeRequest};
 use crate::mcp::binary;
 use crate::mcp::tools::{self, ADDED_TOOLS};
-use crate::{CondenseLayer, Condenser, ToolRequest};
+use crate::{CondenseLayer, Condenser, Config, ToolRequest};
 
 impl ProxyServer {
     /// Calls an upstream tool through the library's layer: the upstream connection is the
@@ -46,7 +46,9 @@ impl ProxyServer {
         let schema = lock(&self.session.output_schemas)
             .get(&name)
             .map(|schema| Value::Object(JsonObject::clone(schema)));
-        let mut call = McpCall::new(params).with_query_opt(query);
+        let mut call = McpCall::new(params)
+            .with_query_opt(query)
+            .with_owner(self.owner(config).map(str::to_owned));
         if let Some(budget) = budget {
             call = call.with_budget_tokens(budget);
         }
@@ -74,10 +76,25 @@ impl ProxyServer {
             .instrument(span)
             .await?;
         if let CallToolResponse::Complete(result) = &mut response {
-            let replaced = binary::apply(&loaded.engine, &config.rule_for(&name), result).await;
+            let replaced = binary::apply(
+                &loaded.engine,
+                self.owner(config),
+                &config.rule_for(&name),
+                result,
+            )
+            .await;
             lock(&self.session.binary_refs).extend(replaced.refs);
         }
         Ok(response)
+    }
+
+    /// Who owns the originals this session's calls keep (see `Session::owner`): nobody,
+    /// so every session reads them, under `[store] share_across_sessions`.
+    pub(super) fn owner(&self, config: &Config) -> Option<&str> {
+        self.session
+            .owner
+            .as_deref()
+            .filter(|_| !config.store.share_across_sessions)
     }
 
     pub(super) async fn call_added_tool(
@@ -132,6 +149,7 @@ impl ProxyServer {
                         focus,
                         extraction,
                         strategy: args.strategy,
+                        owner: self.owner(loaded.engine.config()),
                     },
                 )
                 .await
@@ -141,27 +159,34 @@ impl ProxyServer {
                     Ok(args) => args,
                     Err(message) => return Ok(tool_error(message)),
                 };
-                let page = Page {
-                    offset: args.offset,
-                    lines: args.lines.unwrap_or(200).max(1),
-                    pattern: args.pattern.filter(|pattern| !pattern.is_empty()),
-                    max_tokens: tools::answer_budget(
-                        None,
-                        default_budget.max(defaults.threshold_tokens),
-                    ),
-                };
+                let page = Page::from_args(
+                    &args,
+                    tools::answer_budget(None, default_budget.max(defaults.threshold_tokens)),
+                );
                 let engines: Vec<&Condenser> = std::iter::once(&loaded.engine)
                     .chain(&loaded.previous)
                     .collect();
                 let replaced_binary = lock(&self.session.binary_refs).contains(&args.reference);
                 if replaced_binary
-                    && let Some(block) = binary::retrieve(&engines, &args.reference).await
+                    && let Some(block) = binary::retrieve(
+                        &engines,
+                        self.owner(loaded.engine.config()),
+                        &args.reference,
+                    )
+                    .await
                 {
                     return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
                         block,
                     ])));
                 }
-                match added::retrieve(&engines, &args.reference, &page).await {
+                match added::retrieve(
+                    &engines,
+                    self.owner(loaded.engine.config()),
+                    &args.reference,
+                    &page,
+                )
+                .await
+                {
                     Ok(text) => text,
                     Err(error) => return Ok(tool_error(error.to_string())),
                 }

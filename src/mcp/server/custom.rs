@@ -103,8 +103,10 @@ impl ProxyServer {
             return result;
         };
         let loaded = self.loaded();
+        let owner = self.owner(loaded.engine.config()).map(str::to_owned);
         let mcp_call = McpCall::new(CallToolRequestParams::new(call.tool.clone()))
-            .with_query_opt(call.query.clone());
+            .with_query_opt(call.query.clone())
+            .with_owner(owner.clone());
         let schema = lock(&self.session.output_schemas)
             .get(&call.tool)
             .map(|schema| Value::Object(schema.as_ref().clone()));
@@ -117,7 +119,7 @@ impl ProxyServer {
             )
             .await;
         let rule = loaded.engine.config().rule_for(&call.tool);
-        let replaced = binary::apply(&loaded.engine, &rule, &mut condensed).await;
+        let replaced = binary::apply(&loaded.engine, owner.as_deref(), &rule, &mut condensed).await;
         lock(&self.session.binary_refs).extend(replaced.refs);
         if condensed == parsed {
             return result;

@@ -1,0 +1,87 @@
+//! Condensed results in the backend, so a call condensed by one process is a cache hit for
+//! every process that shares the backend (proxy replicas on one Redis, CLI runs on one disk).
+//!
+//! The in-process results cache stays the hot tier: the backend is asked only when it misses,
+//! and written in the background after a fresh result. Only clean results are shared: no
+//! fallback (the next call should try the LLM again) and no cut input.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use super::backend::Kind;
+use super::refs::REF_PREFIX;
+use crate::engine::{Condensed, Method};
+
+/// What is kept of a result: what the agent sees and what its metadata says.
+#[derive(Serialize, Deserialize)]
+struct SharedResult {
+    text: String,
+    method: Method,
+    tokens_before: usize,
+    tokens_after: usize,
+    reference: String,
+}
+
+impl Store {
+    /// The result another process kept under the results cache `key`, if it names the same
+    /// original as this call (`reference`): a result made with another secret (a process
+    /// that could not read the shared one) would name a ref this process cannot serve.
+    pub(crate) async fn shared_result(&self, key: u128, reference: &str) -> Option<Condensed> {
+        let backend = self.backend.as_ref()?;
+        let bytes = match backend
+            .get(Kind::Condensed, &self.result_key(key).await)
+            .await
+        {
+            Ok(found) => found?,
+            Err(error) => {
+                tracing::debug!(backend = backend.name(), %error, "could not read a condensed result");
+                return None;
+            }
+        };
+        let shared: SharedResult = serde_json::from_slice(&bytes).ok()?;
+        if shared.reference != reference {
+            return None;
+        }
+        Some(Condensed {
+            text: shared.text,
+            method: shared.method,
+            tokens_before: shared.tokens_before,
+            tokens_after: shared.tokens_after,
+            reference: Some(shared.reference),
+            cached: true,
+            elapsed: std::time::Duration::ZERO,
+            fallback: None,
+            input_cut: None,
+        })
+    }
+
+    /// Writes a fresh result to the backend in the background, when it is clean.
+    pub(crate) async fn share_result(&self, key: u128, outcome: &Condensed) {
+        if self.backend.is_none() || outcome.fallback.is_some() || outcome.input_cut.is_some() {
+            return;
+        }
+        let Some(reference) = outcome.reference.clone() else {
+            return;
+        };
+        let shared = SharedResult {
+            text: outcome.text.clone(),
+            method: outcome.method,
+            tokens_before: outcome.tokens_before,
+            tokens_after: outcome.tokens_after,
+            reference,
+        };
+        if let Ok(json) = serde_json::to_string(&shared) {
+            let key = self.result_key(key).await;
+            self.persist(Kind::Condensed, key, Arc::new(json));
+        }
+    }
+
+    /// The backend key of a results cache key: keyed by the store's secret, so what a shared
+    /// server holds does not say which inputs were seen.
+    async fn result_key(&self, key: u128) -> String {
+        let tag = self.key().await.reference(&key.to_le_bytes());
+        tag[REF_PREFIX.len()..].to_owned()
+    }
+}
