@@ -40,8 +40,8 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         let json = serde_json::json!({
             "text": outcome.text,
             "method": outcome.method.name(),
-            "tokens_before": outcome.tokens_before,
-            "tokens_after": outcome.tokens_after,
+            "tokens_before": outcome.tokens_before(),
+            "tokens_after": outcome.tokens_after(),
             "ref": outcome.reference,
             "cached": outcome.cached,
             // Why a lower rung answered (the LLM failed, missed the deadline, …), or null.
