@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use condense::config::glob_matches;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
-use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk};
+use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk, detect_kind};
 use condense::methods::extract::{ExtractHints, extract};
 use condense::methods::truncate::truncate;
 use condense::{
@@ -494,7 +494,7 @@ fn deep_json_survives_the_chunker_and_detection_on_a_small_stack() {
                     .with_chunk_tokens(300)
                     .with_overlap_tokens(10)
                     .with_strategy(strategy);
-                let kind = ContentKind::detect(&text);
+                let kind = detect_kind(&text);
                 for kind in [kind, ContentKind::Json, ContentKind::Markdown] {
                     let chunks = chunk(&text, kind, &options, &counter);
                     assert!(!chunks.is_empty(), "{name}");
@@ -924,7 +924,7 @@ proptest! {
             .with_chunk_tokens(size)
             .with_overlap_tokens(size / 10)
             .with_strategy(strategy);
-        for kind in [ContentKind::detect(&text), ContentKind::Markdown, ContentKind::Text] {
+        for kind in [detect_kind(&text), ContentKind::Markdown, ContentKind::Text] {
             for c in chunk(&text, kind, &options, &counter) {
                 prop_assert!(counter.count(&c.text()) <= size);
             }

@@ -90,7 +90,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::TokenCounter;
 use crate::llm::{CompletionRequest, LlmError, Summarizer};
-use crate::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk};
+use crate::methods::chunk::{ChunkStrategy, chunk, detect_kind};
 use crate::methods::contained::extract_contained;
 use crate::methods::extract::extract;
 use crate::methods::reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
@@ -304,16 +304,17 @@ impl MapReduce {
         budget: usize,
         outcome: &mut MapReduceOutcome,
     ) -> String {
-        let kind = hints.kind.unwrap_or_else(|| ContentKind::detect(text));
+        let kind = hints.kind.unwrap_or_else(|| detect_kind(text));
         let strategy = if hints.schema_hint.is_some() {
             ChunkStrategy::Semantic
         } else {
-            self.options.strategy
+            self.options.chunking.strategy
         };
         let layout = self.layout(hints, budget);
-        let chunking = ChunkOptions::default()
+        let chunking = self
+            .options
+            .chunking
             .with_chunk_tokens(layout.chunk_tokens)
-            .with_overlap_tokens(self.options.overlap_tokens)
             .with_strategy(strategy);
         let chunks = chunk(text, kind, &chunking, &self.counter);
         outcome.chunks = chunks.len();

@@ -63,7 +63,7 @@ pub struct Hints<'a> {
     /// Extraction mode: the categories of detail to keep (names, ids, relationships, numbers).
     /// Extraction always chunks semantically.
     pub schema_hint: Option<&'a str>,
-    /// What kind of text this is; guessed with [`ContentKind::detect`] when `None`.
+    /// What kind of text this is; guessed with [`detect_kind`](crate::methods::chunk::detect_kind) when `None`.
     pub kind: Option<ContentKind>,
 }
 
@@ -207,13 +207,10 @@ impl fmt::Debug for ProgressFn {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct MapReduceOptions {
-    /// The most tokens per chunk, context included. Default 4000. Lowered at run time when a
-    /// chunk, the map prompt and the answer would not fit the model's window.
-    pub chunk_tokens: usize,
-    /// Overlap in tokens where a unit is cut at token boundaries. Default 200.
-    pub overlap_tokens: usize,
-    /// How to cut. Default semantic; extraction mode is always semantic.
-    pub strategy: ChunkStrategy,
+    /// How the text is cut ([`ChunkOptions`]' defaults). Its `chunk_tokens` is lowered at run
+    /// time when a chunk, the map prompt and the answer would not fit the model's window;
+    /// extraction mode always cuts semantically.
+    pub chunking: ChunkOptions,
     /// The most map and critique calls in flight at once. Default 5 (seed 000).
     pub max_concurrency: usize,
     /// The most merge calls in flight at once, in a lane of their own beside the map's, so that
@@ -238,11 +235,8 @@ pub struct MapReduceOptions {
 
 impl Default for MapReduceOptions {
     fn default() -> Self {
-        let chunking = ChunkOptions::default();
         MapReduceOptions {
-            chunk_tokens: chunking.chunk_tokens,
-            overlap_tokens: chunking.overlap_tokens,
-            strategy: chunking.strategy,
+            chunking: ChunkOptions::default(),
             max_concurrency: 5,
             reduce_concurrency: None,
             group_size: 4,
@@ -259,21 +253,21 @@ impl MapReduceOptions {
     /// Sets the most tokens per chunk (default 4000).
     #[must_use]
     pub fn with_chunk_tokens(mut self, chunk_tokens: usize) -> Self {
-        self.chunk_tokens = chunk_tokens;
+        self.chunking = self.chunking.with_chunk_tokens(chunk_tokens);
         self
     }
 
     /// Sets the overlap for token-boundary cuts (default 200).
     #[must_use]
     pub fn with_overlap_tokens(mut self, overlap_tokens: usize) -> Self {
-        self.overlap_tokens = overlap_tokens;
+        self.chunking = self.chunking.with_overlap_tokens(overlap_tokens);
         self
     }
 
     /// Sets the chunking strategy (default semantic).
     #[must_use]
     pub fn with_strategy(mut self, strategy: ChunkStrategy) -> Self {
-        self.strategy = strategy;
+        self.chunking = self.chunking.with_strategy(strategy);
         self
     }
 
