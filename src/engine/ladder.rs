@@ -339,7 +339,8 @@ impl Missed {
     }
 
     fn failed(error: &LlmError) -> Self {
-        Missed::cause(format!("LLM failed: {error}"))
+        // The whole chain: "could not reach the LLM endpoint" alone does not say why.
+        Missed::cause(format!("LLM failed: {}", error.with_causes()))
     }
 }
 
