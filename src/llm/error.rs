@@ -127,18 +127,7 @@ impl LlmError {
     /// The error and each of its sources, joined by `": "`: the whole reason in one line, as a
     /// fallback reports it.
     pub fn with_causes(&self) -> String {
-        let mut line = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            // A message that already ends with its source's words does not repeat them.
-            let words = cause.to_string();
-            if !line.ends_with(&words) {
-                line.push_str(": ");
-                line.push_str(&words);
-            }
-            source = cause.source();
-        }
-        line
+        crate::error::error_chain(self)
     }
 
     /// Whether a later identical request may succeed: rate limits, timeouts, connection
