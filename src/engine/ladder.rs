@@ -12,7 +12,6 @@ use crate::limits::MEMORY_WAIT;
 use crate::llm::{LlmError, Summarizer};
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::contained::extract_contained;
-use crate::methods::extract::ExtractHints;
 use crate::methods::llm::summarize_direct;
 use crate::methods::mapreduce::{Hints, MapReduce, MapReduceOptions};
 use crate::methods::truncate::{group, truncate};
@@ -99,11 +98,7 @@ impl Condenser {
         }
 
         if plan.mode != Mode::Truncate && body_budget >= MIN_METHOD_BUDGET {
-            let hints = ExtractHints {
-                query: request.query,
-                tool: Some(request.tool).filter(|t| !t.is_empty()),
-                arguments: request.arguments,
-            };
+            let hints = self.hints(request).for_extract();
             let body = match extracted {
                 Some(body) => Some(body),
                 None => extract_contained(text.clone(), hints, body_budget, counter).await,
@@ -225,6 +220,7 @@ impl Condenser {
             query: request.query,
             tool: Some(request.tool).filter(|t| !t.is_empty()),
             schema_hint: request.schema_hint,
+            arguments: request.arguments,
             kind: None,
         }
     }

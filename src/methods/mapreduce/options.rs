@@ -52,7 +52,9 @@ pub trait MapReducePrompts: Send + Sync + fmt::Debug {
     fn fingerprint(&self) -> u64;
 }
 
-/// What is known about the call besides the text.
+/// What is known about the call besides the text: the one bag of hints every method reads
+/// (the prompts' [`Vars`](crate::prompts::Vars) hold it, the extractive compressor gets its
+/// view of it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Hints<'a> {
@@ -63,6 +65,8 @@ pub struct Hints<'a> {
     /// Extraction mode: the categories of detail to keep (names, ids, relationships, numbers).
     /// Extraction always chunks semantically.
     pub schema_hint: Option<&'a str>,
+    /// The tool's arguments: the extractive fallback ranks the text against them too.
+    pub arguments: Option<&'a serde_json::Value>,
     /// What kind of text this is; guessed with [`detect_kind`](crate::methods::chunk::detect_kind) when `None`.
     pub kind: Option<ContentKind>,
 }
@@ -89,6 +93,13 @@ impl<'a> Hints<'a> {
         self
     }
 
+    /// Sets the tool's arguments.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: &'a serde_json::Value) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+
     /// Sets the content kind.
     #[must_use]
     pub fn with_kind(mut self, kind: ContentKind) -> Self {
@@ -96,11 +107,12 @@ impl<'a> Hints<'a> {
         self
     }
 
-    pub(super) fn for_extract(&self) -> ExtractHints<'a> {
+    /// The extractive compressor's view of the same hints.
+    pub(crate) fn for_extract(&self) -> ExtractHints<'a> {
         ExtractHints {
             query: self.query,
             tool: self.tool,
-            ..ExtractHints::default()
+            arguments: self.arguments,
         }
     }
 }
