@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use condense::TokenCounter;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
-use condense::methods::chunk::{Chunk, ChunkOptions, ContentKind, chunk};
+use condense::methods::chunk::{Chunk, ChunkOptions, chunk, detect_kind};
 use condense::methods::mapreduce::{
     Hints, MapReduce, MapReduceOptions, MapReducePrompts, default_reduce_concurrency,
 };
@@ -186,7 +186,7 @@ fn chunking_table(dir: &str) {
         if tokens <= options.chunk_tokens {
             continue;
         }
-        let kind = ContentKind::detect(&text);
+        let kind = detect_kind(&text);
         let started = Instant::now();
         let chunks = chunk(&text, kind, &options, &counter);
         let elapsed = started.elapsed();

@@ -80,7 +80,7 @@ fn main() -> ExitCode {
         let outcome = runtime.block_on(condense(&condenser, &text, &query, args.budget));
         best = best.min(started.elapsed());
         assert!(!outcome.cached, "a new query must miss the cache");
-        tokens = (outcome.tokens_before, outcome.tokens_after);
+        tokens = (outcome.tokens_before(), outcome.tokens_after());
     }
     println!(
         "best_ms={:.2} tokens_before={} tokens_after={}",

@@ -5,6 +5,22 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// An error and its sources, joined by `: `, skipping a cause its parent already quotes: the
+/// whole reason in one line, for a log or a fallback reason.
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// A configuration that cannot be used. Every variant names where the problem is.
 #[derive(Debug, Error)]
 #[non_exhaustive]

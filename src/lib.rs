@@ -2,8 +2,8 @@
 
 pub mod ansi;
 pub mod config;
-pub mod engine;
-pub mod error;
+mod engine;
+mod error;
 pub mod layer;
 pub mod limits;
 pub mod llm;
@@ -12,7 +12,7 @@ pub mod policy;
 pub mod prompts;
 pub mod secrets;
 pub mod store;
-pub mod structured;
+mod structured;
 pub mod tokens;
 pub mod tool;
 

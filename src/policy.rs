@@ -94,6 +94,11 @@ impl<'a> Subject<'a> {
     /// Whether the text has more than `limit` tokens by `encoding`, counting no more than
     /// needed.
     pub fn exceeds(&self, encoding: Encoding, limit: usize) -> bool {
+        // A token is at least a byte: a text no longer than the limit is decided without the
+        // vocabulary (whose first build is most of a cold start).
+        if TokenCounter::trivially_within(self.text, limit) {
+            return false;
+        }
         match TokenCounter::new(encoding).count_up_to(self.text, limit) {
             Some(tokens) => {
                 if let Some(memo) = self.counted {

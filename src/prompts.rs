@@ -209,12 +209,9 @@ pub struct Vars<'a> {
     pub content: &'a str,
     /// The output cap in tokens.
     pub max_tokens: usize,
-    /// The tool's name.
-    pub tool_name: Option<&'a str>,
-    /// What the agent is looking for.
-    pub query: Option<&'a str>,
-    /// Extraction mode: the kinds of detail to keep.
-    pub schema_hint: Option<&'a str>,
+    /// The tool's name, what the agent is looking for and, in extraction mode, the kinds of
+    /// detail to keep.
+    pub hints: Hints<'a>,
     /// Chunk templates: this chunk's 1-based index.
     pub chunk_index: usize,
     /// Chunk templates: where the chunk sits (the headings or JSON path above it).
@@ -234,21 +231,28 @@ impl<'a> Vars<'a> {
     /// Sets the tool name.
     #[must_use]
     pub fn tool(mut self, tool: &'a str) -> Self {
-        self.tool_name = Some(tool);
+        self.hints.tool = Some(tool);
         self
     }
 
     /// Sets the query.
     #[must_use]
     pub fn query(mut self, query: &'a str) -> Self {
-        self.query = Some(query);
+        self.hints.query = Some(query);
         self
     }
 
     /// Sets the schema hint (extraction mode).
     #[must_use]
     pub fn schema_hint(mut self, hint: &'a str) -> Self {
-        self.schema_hint = Some(hint);
+        self.hints.schema_hint = Some(hint);
+        self
+    }
+
+    /// Sets every hint at once.
+    #[must_use]
+    pub fn with_hints(mut self, hints: Hints<'a>) -> Self {
+        self.hints = hints;
         self
     }
 
@@ -324,8 +328,9 @@ impl Prompts {
                 "fence" => fence.clone(),
                 "content" => fenced.clone(),
                 "max_tokens" => vars.max_tokens.to_string(),
-                "tool_name" => vars.tool_name.unwrap_or("(not named)").to_owned(),
+                "tool_name" => vars.hints.tool.unwrap_or("(not named)").to_owned(),
                 "query" => vars
+                    .hints
                     .query
                     .filter(|q| !q.trim().is_empty())
                     .map(|q| q.replace(['\n', '\r'], " "))
@@ -334,6 +339,7 @@ impl Prompts {
                             .to_owned()
                     }),
                 "schema_hint" => vars
+                    .hints
                     .schema_hint
                     .unwrap_or("names, identifiers, relationships, numbers")
                     .to_owned(),
@@ -364,7 +370,8 @@ impl MapReducePrompts for Prompts {
         } else {
             Template::SummarizeChunk
         };
-        let vars = hinted(Vars::new(&chunk.body, budget), hints)
+        let vars = Vars::new(&chunk.body, budget)
+            .with_hints(*hints)
             .chunk(chunk.index + 1, Some(chunk.context.as_str()));
         self.request(template, &vars)
     }
@@ -386,7 +393,7 @@ impl MapReducePrompts for Prompts {
             .enumerate()
             .map(|(i, part)| format!("## Notes {}\n{}\n\n", i + 1, part.trim()))
             .collect();
-        self.request(template, &hinted(Vars::new(&joined, budget), hints))
+        self.request(template, &Vars::new(&joined, budget).with_hints(*hints))
     }
 
     fn critique(
@@ -397,20 +404,13 @@ impl MapReducePrompts for Prompts {
     ) -> Option<CompletionRequest> {
         Some(self.request(
             Template::Critique,
-            &hinted(Vars::new(summary, budget), hints),
+            &Vars::new(summary, budget).with_hints(*hints),
         ))
     }
 
     fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
-}
-
-fn hinted<'a>(mut vars: Vars<'a>, hints: &Hints<'a>) -> Vars<'a> {
-    vars.tool_name = hints.tool;
-    vars.query = hints.query;
-    vars.schema_hint = hints.schema_hint;
-    vars
 }
 
 /// A delimiter that does not occur in `content`: 12 random hex digits.

@@ -37,7 +37,8 @@ fn corpus_outputs_fit_every_budget_and_method() {
                 let tokens = counter.count(&out.text);
                 assert!(tokens <= budget, "{name} {mode}: {tokens} > {budget}");
                 assert_eq!(
-                    tokens, out.tokens_after,
+                    tokens,
+                    out.tokens_after(),
                     "{name} {mode}: reported count differs"
                 );
             }

@@ -115,7 +115,7 @@ async fn persistent_failures_fall_back_to_extract_and_keep_the_error() {
         "{:?}",
         out.fallback
     );
-    assert!(out.tokens_after <= 300);
+    assert!(out.tokens_after() <= 300);
     assert!(
         server.requests() <= 3,
         "retries are bounded: {}",
@@ -177,7 +177,38 @@ async fn a_refused_connection_falls_back() {
         .condense(&output(), &request())
         .await;
     assert_eq!(out.method, Method::Extract);
-    assert!(out.fallback.is_some());
+    let reason = out.fallback.expect("the LLM rung did not answer");
+    assert!(
+        reason.contains("could not reach the LLM endpoint"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_map_reduce_past_its_deadline_answers_extractively_and_says_why() {
+    // Every chunk summary stalls: the 3 s deadline ends the map, and map-reduce's own
+    // extractive answer is the result, made once.
+    let server = FakeLlm::with_handler(|_| Reply::stall()).await;
+    let condenser = condenser_with_window(&server.url(), 8192);
+    let started = std::time::Instant::now();
+    let out = condenser.condense(&shard_log(1500), &request()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(out.method, Method::Extract, "{:?}", out.fallback);
+    let reason = out
+        .fallback
+        .as_deref()
+        .expect("the LLM rung did not answer");
+    assert!(reason.contains("missed the 3000 ms deadline"), "{reason}");
+    assert!(out.text.starts_with("[condense: extract, "), "{}", out.text);
+    assert!(out.tokens_after() <= 300);
+    assert!(
+        elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    assert!(
+        !server.received().is_empty(),
+        "the input went to map-reduce"
+    );
 }
 
 #[tokio::test]
@@ -318,7 +349,7 @@ async fn outputs_larger_than_the_window_are_summarized_by_map_reduce() {
     let out = condenser.condense(&shard_log(1500), &request()).await;
     assert_eq!(out.method, Method::MapReduce, "{:?}", out.fallback);
     assert!(out.text.starts_with("[condense: llm-map-reduce, "));
-    assert!(out.tokens_after <= 300);
+    assert!(out.tokens_after() <= 300);
     let received = server.received();
     let maps = received
         .iter()
@@ -432,10 +463,10 @@ async fn summarize_if_needed_bounds_the_answer_by_max_tokens() {
         .await;
     assert_eq!(outcome.method, Method::Extract);
     // The bound is the caller's max_tokens, not half of it.
-    assert!(outcome.tokens_after <= 1200, "{}", outcome.tokens_after);
-    assert!(outcome.tokens_after > 600, "{}", outcome.tokens_after);
-    assert_eq!(counter.count(&outcome.text), outcome.tokens_after);
-    assert_eq!(outcome.tokens_before, before);
+    assert!(outcome.tokens_after() <= 1200, "{}", outcome.tokens_after());
+    assert!(outcome.tokens_after() > 600, "{}", outcome.tokens_after());
+    assert_eq!(counter.count(&outcome.text), outcome.tokens_after());
+    assert_eq!(outcome.tokens_before(), before);
     let reference = outcome.reference.expect("the original is kept");
     let original = condenser
         .retrieve(&reference, Selection::All)
@@ -452,5 +483,5 @@ async fn summarize_if_needed_bounds_the_answer_by_max_tokens() {
         .await;
     assert_eq!(whole.method, Method::PassThrough);
     assert_eq!(whole.text, output());
-    assert_eq!(whole.tokens_before, before);
+    assert_eq!(whole.tokens_before(), before);
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use condense::config::glob_matches;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
-use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk};
+use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk, detect_kind};
 use condense::methods::extract::{ExtractHints, extract};
 use condense::methods::truncate::truncate;
 use condense::{
@@ -133,7 +133,7 @@ fn input_over_the_limit_is_cut_with_a_marker_within_budget() {
             .condense(&text, &Request::new("read_log").mode(Some(Mode::Extract)))
             .await;
         assert_eq!(out.method, Method::Extract);
-        assert!(out.tokens_after <= 150, "{}", out.tokens_after);
+        assert!(out.tokens_after() <= 150, "{}", out.tokens_after());
         let second_line = out.text.lines().nth(1).unwrap();
         assert!(
             second_line.starts_with("[condense: input cut at 64.0 KiB of"),
@@ -261,7 +261,7 @@ fn a_hundred_megabyte_output_costs_no_more_than_the_limit() {
             .condense(&text, &Request::new("t").query(Some("failed requests")))
             .await;
         let elapsed = started.elapsed();
-        assert!(out.tokens_after <= 150);
+        assert!(out.tokens_after() <= 150);
         assert!(out.input_cut.is_some());
         assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
     });
@@ -464,9 +464,9 @@ fn deep_json_survives_every_method_on_a_small_stack() {
                     assert_eq!(out.text, text, "{name}");
                 } else {
                     assert!(
-                        out.tokens_after <= 150,
+                        out.tokens_after() <= 150,
                         "{name} {mode}: {}",
-                        out.tokens_after
+                        out.tokens_after()
                     );
                 }
             }
@@ -474,9 +474,9 @@ fn deep_json_survives_every_method_on_a_small_stack() {
                 .condense(&text, &Request::new("t").mode(Some(Mode::Llm)))
                 .await;
             assert!(
-                out.tokens_after <= 150,
+                out.tokens_after() <= 150,
                 "{name} llm: {} via {}",
-                out.tokens_after,
+                out.tokens_after(),
                 out.method
             );
             assert!(out.fallback.is_none(), "{name}: {:?}", out.fallback);
@@ -494,7 +494,7 @@ fn deep_json_survives_the_chunker_and_detection_on_a_small_stack() {
                     .with_chunk_tokens(300)
                     .with_overlap_tokens(10)
                     .with_strategy(strategy);
-                let kind = ContentKind::detect(&text);
+                let kind = detect_kind(&text);
                 for kind in [kind, ContentKind::Json, ContentKind::Markdown] {
                     let chunks = chunk(&text, kind, &options, &counter);
                     assert!(!chunks.is_empty(), "{name}");
@@ -619,9 +619,9 @@ async fn every_method_survives(name: &str, text: &str, encoding: &str) {
             assert!(out.text == text, "{encoding} {name} {mode}: changed");
         } else {
             assert!(
-                out.tokens_after <= 150 && counter.count(&out.text) <= 150,
+                out.tokens_after() <= 150 && counter.count(&out.text) <= 150,
                 "{encoding} {name} {mode}: {} tokens",
-                out.tokens_after
+                out.tokens_after()
             );
         }
     }
@@ -924,7 +924,7 @@ proptest! {
             .with_chunk_tokens(size)
             .with_overlap_tokens(size / 10)
             .with_strategy(strategy);
-        for kind in [ContentKind::detect(&text), ContentKind::Markdown, ContentKind::Text] {
+        for kind in [detect_kind(&text), ContentKind::Markdown, ContentKind::Text] {
             for c in chunk(&text, kind, &options, &counter) {
                 prop_assert!(counter.count(&c.text()) <= size);
             }
@@ -946,7 +946,7 @@ proptest! {
         if counter.exceeds(&text, budget.min(200)) {
             prop_assert!(out.was_condensed());
             prop_assert!(counter.count(&out.text) <= budget);
-            prop_assert_eq!(out.tokens_after, counter.count(&out.text));
+            prop_assert_eq!(out.tokens_after(), counter.count(&out.text));
         } else {
             prop_assert_eq!(out.method, Method::PassThrough);
             prop_assert_eq!(&out.text, &text);

@@ -185,6 +185,43 @@ async fn images_pass_untouched_and_text_parts_share_the_budget() {
 }
 
 #[tokio::test]
+async fn a_multi_part_response_is_decided_once() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = asked.clone();
+    let rules = condense::policy::RulesPolicy::new(condenser().config().clone());
+    let policy = move |subject: &condense::policy::Subject<'_>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        condense::policy::Policy::decide(&rules, subject)
+    };
+    let result = ToolResult::new(vec![
+        Content::text(big_log(2000)),
+        Content::text(big_log(1500)),
+        Content::text("status: 2 files read"),
+    ]);
+    let tools = service_fn(move |_: ToolCall| {
+        let result = result.clone();
+        async move { Ok::<_, Infallible>(result) }
+    });
+    let mut client = CondenseLayer::new(condenser())
+        .with_policy(policy)
+        .layer(tools);
+    let out = client
+        .ready()
+        .await
+        .unwrap()
+        .call(ToolCall::new("read_many", json!({})))
+        .await
+        .unwrap();
+    assert!(out.content[0].as_text().unwrap().starts_with("[condense: "));
+    assert!(out.content[1].as_text().unwrap().starts_with("[condense: "));
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the parts follow the whole's decision"
+    );
+}
+
+#[tokio::test]
 async fn plain_json_and_string_tools_work() {
     let rows: Vec<_> = (0..800)
         .map(|i| json!({"id": i, "name": format!("user-{i}"), "active": i % 9 != 0}))

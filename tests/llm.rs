@@ -226,7 +226,15 @@ async fn a_refused_connection_is_a_connect_error_after_the_retries() {
 
     let error = llm.complete(request()).await.unwrap_err();
 
-    assert!(matches!(error, LlmError::Connect(_)), "{error}");
+    assert!(matches!(error, LlmError::Connect { .. }), "{error}");
+    // The transport's error is kept as a typed source, and says why.
+    let cause = std::error::Error::source(&error).expect("the transport error");
+    assert!(!cause.to_string().contains("127.0.0.1"), "{cause}");
+    assert!(
+        error.with_causes().to_lowercase().contains("refused"),
+        "{}",
+        error.with_causes()
+    );
     assert!(error.is_retryable());
     assert!(!error.to_string().contains("127.0.0.1"), "{error}");
 }

@@ -2,7 +2,7 @@
 #![no_main]
 
 use condense::TokenCounter;
-use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, MIN_CHUNK_TOKENS, chunk};
+use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, MIN_CHUNK_TOKENS, chunk, detect_kind};
 use libfuzzer_sys::fuzz_target;
 
 const MAX_INPUT: usize = 4096;
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
             .with_overlap_tokens(size / 8)
             .with_strategy(strategy);
         for kind in [
-            ContentKind::detect(&text),
+            detect_kind(&text),
             ContentKind::Json,
             ContentKind::Markdown,
             ContentKind::Text,

@@ -2,7 +2,7 @@
 //! facts guard and the header.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{
     Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request, SharedText, Verdict,
@@ -11,7 +11,7 @@ use crate::config::Mode;
 use crate::limits::MEMORY_WAIT;
 use crate::llm::{LlmError, Summarizer};
 use crate::methods::chunk::ChunkStrategy;
-use crate::methods::extract::{ExtractHints, extract};
+use crate::methods::contained::extract_contained;
 use crate::methods::llm::summarize_direct;
 use crate::methods::mapreduce::{Hints, MapReduce, MapReduceOptions};
 use crate::methods::truncate::{group, truncate};
@@ -59,26 +59,21 @@ impl Condenser {
         let body_budget = plan.budget_tokens.saturating_sub(HEADER_RESERVE);
         let mut candidate: Option<(String, Method)> = None;
 
+        // An extractive answer the LLM rung already made (map-reduce's, at its deadline).
+        let mut extracted = None;
         let wants_llm = matches!(plan.mode, Mode::Auto | Mode::Llm);
         if wants_llm && body_budget >= MIN_METHOD_BUDGET {
             match &self.inner.llm {
-                Some(llm) => {
-                    let attempt = tokio::time::timeout_at(
-                        deadline,
-                        self.summarize(llm, text, request, body_budget, &counter, deadline),
-                    )
-                    .await;
-                    match attempt {
-                        Ok(Ok(summary)) => candidate = Some(summary),
-                        Ok(Err(error)) => fallback = Some(format!("LLM failed: {error}")),
-                        Err(_) => {
-                            fallback = Some(format!(
-                                "LLM missed the {} ms deadline",
-                                plan.deadline.as_millis()
-                            ))
-                        }
+                Some(llm) => match self
+                    .summarize(llm, text, request, body_budget, &counter, deadline, plan)
+                    .await
+                {
+                    Ok(summary) => candidate = Some(summary),
+                    Err(missed) => {
+                        fallback = Some(missed.cause);
+                        extracted = missed.extracted;
                     }
-                }
+                },
                 None if plan.mode == Mode::Llm => {
                     fallback = Some("no LLM is configured".into());
                 }
@@ -103,12 +98,11 @@ impl Condenser {
         }
 
         if plan.mode != Mode::Truncate && body_budget >= MIN_METHOD_BUDGET {
-            let hints = ExtractHints {
-                query: request.query,
-                tool: Some(request.tool).filter(|t| !t.is_empty()),
-                arguments: request.arguments,
+            let hints = self.hints(request).for_extract();
+            let body = match extracted {
+                Some(body) => Some(body),
+                None => extract_contained(text.clone(), hints, body_budget, counter).await,
             };
-            let body = run_extract(text.clone(), hints, body_budget, counter).await;
             match body {
                 Some(body) => match judged(&body, Method::Extract) {
                     (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
@@ -127,8 +121,9 @@ impl Condenser {
     }
 
     /// The LLM rung: one call when the output fits (`direct_max_tokens` and the model's
-    /// window), map-reduce otherwise or when the endpoint says the prompt overflowed. Then the
-    /// facts guard.
+    /// window), map-reduce otherwise or when the endpoint says the prompt overflowed; then the
+    /// facts guard, the one verification of an LLM answer. Bounded by `deadline`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn summarize(
         &self,
         llm: &Arc<dyn Summarizer>,
@@ -137,7 +132,8 @@ impl Condenser {
         body_budget: usize,
         counter: &TokenCounter,
         deadline: tokio::time::Instant,
-    ) -> Result<(String, Method), LlmError> {
+        plan: Plan,
+    ) -> Result<(String, Method), Missed> {
         // Everything below sends text to the model, or derives from what the model saw (the
         // facts guard quotes the redacted text, so a summary never mixes redacted and original
         // lines). The agent still reaches the original through retrieval.
@@ -157,19 +153,25 @@ impl Condenser {
                 "secrets masked before the LLM call"
             );
         }
+        let missed_deadline =
+            || format!("LLM missed the {} ms deadline", plan.deadline.as_millis());
         let settings = &self.inner.config.mapreduce;
         let direct = match counter.count_up_to(text, settings.direct_max_tokens) {
             Some(_) => {
-                summarize_direct(
+                let hints = self.hints(request);
+                let call = summarize_direct(
                     llm.as_ref(),
                     &self.inner.prompts,
                     &self.inner.call_limit,
                     text,
-                    &self.hints(request),
+                    &hints,
                     body_budget,
                     counter,
-                )
-                .await
+                );
+                match tokio::time::timeout_at(deadline, call).await {
+                    Ok(answer) => answer,
+                    Err(_) => return Err(Missed::cause(missed_deadline())),
+                }
             }
             None => Err(LlmError::ContextWindowExceeded {
                 message: "larger than a direct call takes".into(),
@@ -178,27 +180,32 @@ impl Condenser {
         let (summary, method) = match direct {
             Ok(summary) => (summary, Method::Llm),
             Err(error) if error.is_context_overflow() => {
+                // Map-reduce keeps its own deadline, and answers extractively when it passes.
                 let outcome = self
                     .map_reduce(llm, counter, request.chunk_strategy)
                     .run(text, &self.hints(request), body_budget, deadline)
                     .await;
                 if outcome.timed_out {
-                    return Err(LlmError::Timeout);
+                    // Its extractive answer is the next rung's: not made a second time.
+                    return Err(Missed {
+                        cause: missed_deadline(),
+                        extracted: Some(outcome.text).filter(|text| !text.is_empty()),
+                    });
                 }
                 if outcome.fallbacks.len() == outcome.chunks && outcome.chunks > 0 {
                     // The cause, not the count: the first call's own error says what is wrong
                     // (the endpoint is down, the key is refused).
-                    return Err(outcome.first_error.unwrap_or_else(|| {
+                    let error = outcome.first_error.unwrap_or_else(|| {
                         LlmError::InvalidResponse(format!(
                             "every one of {} chunk summaries failed",
                             outcome.chunks
                         ))
-                    }));
+                    });
+                    return Err(Missed::failed(&error));
                 }
-                // The driver ran the facts guard itself when configured.
-                return Ok((outcome.text, Method::MapReduce));
+                (outcome.text, Method::MapReduce)
             }
-            Err(error) => return Err(error),
+            Err(error) => return Err(Missed::failed(&error)),
         };
         let summary = if settings.verify_facts {
             guard_facts(text, &summary, request.query, body_budget, counter)
@@ -213,6 +220,7 @@ impl Condenser {
             query: request.query,
             tool: Some(request.tool).filter(|t| !t.is_empty()),
             schema_hint: request.schema_hint,
+            arguments: request.arguments,
             kind: None,
         }
     }
@@ -233,7 +241,8 @@ impl Condenser {
             .with_reduce_concurrency(settings.reduce_concurrency)
             .with_max_passes(settings.max_passes)
             .with_critique_rounds(settings.critique_rounds)
-            .with_verify_facts(settings.verify_facts);
+            // The facts guard runs once, in `summarize`, on either kind of LLM answer.
+            .with_verify_facts(false);
         options.progress = self.inner.progress.clone();
         let prompts: Arc<dyn crate::methods::mapreduce::MapReducePrompts> =
             Arc::new(self.inner.prompts.clone());
@@ -298,17 +307,9 @@ impl Condenser {
         tokens_after: usize,
         reference: &str,
     ) -> Condensed {
-        Condensed {
-            text,
-            method,
-            tokens_before,
-            tokens_after,
-            reference: Some(reference.to_owned()),
-            cached: false,
-            elapsed: Duration::ZERO,
-            fallback: None,
-            input_cut: None,
-        }
+        let mut outcome = Condensed::counted(text, method, tokens_before, tokens_after);
+        outcome.reference = Some(reference.to_owned());
+        outcome
     }
 }
 
@@ -317,34 +318,26 @@ pub(super) fn with_fallback(mut outcome: Condensed, fallback: Option<String>) ->
     outcome
 }
 
-/// Runs the extractive compressor off the async threads for large inputs, and contains a
-/// panic (it must never have one, but a tool call must survive it if it does).
-pub(super) async fn run_extract(
-    text: SharedText,
-    hints: ExtractHints<'_>,
-    budget: usize,
-    counter: TokenCounter,
-) -> Option<String> {
-    const INLINE_BYTES: usize = 64 * 1024;
-    if text.len() <= INLINE_BYTES {
-        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            extract(&text, &hints, budget, &counter)
-        }))
-        .ok();
+/// Why the LLM rung did not answer, and an extractive answer it made on the way, if any.
+pub(super) struct Missed {
+    /// The reason, as the outcome's `fallback` says it.
+    cause: String,
+    /// Map-reduce's extractive answer at its deadline: the extractive rung's answer, ready.
+    extracted: Option<String>,
+}
+
+impl Missed {
+    fn cause(cause: String) -> Self {
+        Missed {
+            cause,
+            extracted: None,
+        }
     }
-    let query = hints.query.map(str::to_owned);
-    let tool = hints.tool.map(str::to_owned);
-    let arguments = hints.arguments.cloned();
-    tokio::task::spawn_blocking(move || {
-        let hints = ExtractHints {
-            query: query.as_deref(),
-            tool: tool.as_deref(),
-            arguments: arguments.as_ref(),
-        };
-        extract(&text, &hints, budget, &counter)
-    })
-    .await
-    .ok()
+
+    fn failed(error: &LlmError) -> Self {
+        // The whole chain: "could not reach the LLM endpoint" alone does not say why.
+        Missed::cause(format!("LLM failed: {}", error.with_causes()))
+    }
 }
 
 /// The header line of a condensed text.

@@ -1,4 +1,5 @@
-//! The engine: decide → cache → the ladder of methods → verify → keep the original.
+//! The engine: measure → decide → keep → cache → the ladder of methods (which verifies) →
+//! deliver, run by `pipeline.rs`.
 //!
 //! A [`Condenser`] turns one tool output into either the same text (small enough) or a
 //! condensed text that fits a token budget and starts with a one-line header naming the method,
@@ -8,25 +9,24 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tracing::Instrument;
 
-use crate::config::{Config, Mode};
+use crate::config::Config;
 use crate::error::{ConfigError, RetrieveError};
-use crate::limits::{Considered, InputCut, MemoryBudget, cut_input};
+use crate::limits::{Considered, InputCut, MemoryBudget};
 use crate::llm::Summarizer;
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::mapreduce::{ChunkCache, ProgressFn};
-use crate::policy::{Decision, Plan, Policy, Subject};
+use crate::policy::{Plan, Policy};
 use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
 use crate::store::{Page, Selection, Store};
-use crate::tokens::{Encoding, TokenCounter};
+use crate::tokens::TokenCounter;
 
 mod builder;
 mod ladder;
+mod pipeline;
 mod response;
 mod shared;
 mod types;
@@ -51,7 +51,7 @@ pub use types::{CallInfo, CondenseMeta, Condensed, Hook, Method, Request, Verdic
 ///     .condense(&log, &Request::new("read_log").query(Some("why did it fail?")))
 ///     .await;
 /// assert_eq!(out.method, Method::Extract);
-/// assert!(out.tokens_after <= 1500);
+/// assert!(out.tokens_after() <= 1500);
 /// assert!(out.text.contains("disk /dev/sda1 is full"));
 /// assert!(condenser.retrieve(out.reference.as_deref().unwrap(), Default::default()).await.unwrap() == log);
 /// # });
@@ -161,140 +161,13 @@ impl Condenser {
     /// Condenses `text` when the policy says so; otherwise returns it unchanged as a
     /// pass-through outcome. Never fails.
     pub async fn condense(&self, text: &str, request: &Request<'_>) -> Condensed {
-        self.condense_source(Source::Borrowed(text), request).await
+        self.run(Source::Borrowed(text), request, None).await
     }
 
     /// As [`Condenser::condense`], taking the text over: a large output is then kept, counted
     /// and condensed without ever being copied, so a call holds it in memory once.
     pub async fn condense_owned(&self, text: String, request: &Request<'_>) -> Condensed {
-        self.condense_source(Source::Owned(Arc::new(text)), request)
-            .await
-    }
-
-    async fn condense_source(&self, text: Source<'_>, request: &Request<'_>) -> Condensed {
-        let started = Instant::now();
-        let span = tracing::info_span!(
-            "condense",
-            tool = request.tool,
-            tokens_before = tracing::field::Empty,
-            tokens_after = tracing::field::Empty,
-            method = tracing::field::Empty,
-            cache_hit = tracing::field::Empty,
-            elapsed_ms = tracing::field::Empty,
-        );
-        let outcome = self
-            .condense_inner(&text, request, started)
-            .instrument(span.clone())
-            .await;
-        span.record("tokens_before", outcome.tokens_before);
-        span.record("tokens_after", outcome.tokens_after);
-        span.record("method", outcome.method.name());
-        span.record("cache_hit", outcome.cached);
-        span.record("elapsed_ms", outcome.elapsed.as_millis() as u64);
-        span.in_scope(|| {
-            tracing::info!(
-                fallback = outcome.fallback.as_deref(),
-                "{} {} → {} tokens",
-                outcome.method,
-                outcome.tokens_before,
-                outcome.tokens_after
-            );
-        });
-        outcome
-    }
-
-    async fn condense_inner(
-        &self,
-        source: &Source<'_>,
-        request: &Request<'_>,
-        started: Instant,
-    ) -> Condensed {
-        let whole = source.as_str();
-        let input = cut_input(
-            whole,
-            request.whole_bytes,
-            self.inner.config.limits.max_input_bytes,
-        );
-        if input.is_cut() {
-            tracing::warn!(
-                considered_bytes = input.considered.len(),
-                whole_bytes = input.whole_bytes,
-                "input larger than [limits] max_input_bytes: only its start is considered"
-            );
-        }
-        let text = input.considered;
-        let counted = std::sync::OnceLock::new();
-        let subject = Subject::new(request.tool, text)
-            .with_error(request.is_error)
-            .with_budget_hint(request.budget_tokens)
-            .with_count_memo(&counted);
-        let mut plan = match self.inner.policy.decide(&subject) {
-            Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
-            _ => {
-                let counted = counted.get().copied();
-                return self
-                    .pass_through(source, input, request, started, counted)
-                    .await;
-            }
-        };
-        if let Some(mode) = request.mode {
-            plan.mode = mode;
-        }
-        let (reference, cut, kept) = self.keep_original(source, input, request.owner).await;
-        // What is kept starts with the considered part: the methods read it from there.
-        let text = SharedText::new(kept, input.considered.len());
-        let note = cut.as_ref().map(|cut| cut.marker(&reference));
-        let note = note.as_deref();
-        let key = self.cache_key(&text, request, &plan, note);
-        // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
-        let text = match crate::ansi::strip_escapes(&text) {
-            std::borrow::Cow::Owned(stripped) => Some(stripped),
-            std::borrow::Cow::Borrowed(_) => None,
-        }
-        .map_or(text, SharedText::from_string);
-        let Some(cache) = self.inner.store.results() else {
-            let mut outcome = self
-                .ladder(&text, request, plan, &reference, note, started)
-                .await;
-            outcome.elapsed = started.elapsed();
-            outcome.input_cut = cut;
-            return outcome;
-        };
-        let fresh = std::sync::atomic::AtomicBool::new(false);
-        let result = cache
-            .try_get_with(key, async {
-                // Another process sharing the store's backend may have condensed this already.
-                if let Some(shared) = self.inner.store.shared_result(key, &reference).await {
-                    return Ok(Arc::new(shared));
-                }
-                fresh.store(true, std::sync::atomic::Ordering::Relaxed);
-                let mut outcome = self
-                    .ladder(&text, request, plan, &reference, note, started)
-                    .await;
-                outcome.input_cut = cut.clone();
-                // A fallback caused by a passing LLM failure, or a truncation for want of
-                // memory, is delivered but not kept: the next identical call should try again.
-                let degraded = outcome.method == Method::Truncate && plan.mode != Mode::Truncate;
-                if outcome.fallback.is_some()
-                    && (matches!(plan.mode, Mode::Auto | Mode::Llm) || degraded)
-                {
-                    Err(outcome)
-                } else {
-                    self.inner.store.share_result(key, &outcome).await;
-                    Ok(Arc::new(outcome))
-                }
-            })
-            .await;
-        let mut outcome = match result {
-            Ok(shared) => Condensed::clone(&shared),
-            Err(shared) => Condensed::clone(&shared),
-        };
-        outcome.cached = !fresh.load(std::sync::atomic::Ordering::Relaxed);
-        outcome.elapsed = started.elapsed();
-        if outcome.cached {
-            self.notify(&outcome, request);
-        }
-        outcome
+        self.run(Source::Owned(Arc::new(text)), request, None).await
     }
 
     /// Keeps the original for retrieval: the whole output when the caller handed all of it
@@ -327,68 +200,6 @@ impl Condenser {
             whole_kept,
         };
         (reference, Some(cut), kept)
-    }
-
-    /// The outcome for a text that is not condensed: the text itself, or, when it was larger
-    /// than the input limit, its considered start and the marker line. `counted` is an exact
-    /// count the policy already made, and by which encoding.
-    async fn pass_through(
-        &self,
-        source: &Source<'_>,
-        input: Considered<'_>,
-        request: &Request<'_>,
-        started: Instant,
-        counted: Option<(Encoding, usize)>,
-    ) -> Condensed {
-        let encoding = self.inner.config.rule_for(request.tool).encoding;
-        let counter = TokenCounter::new(encoding);
-        // Counting never looks past the limit: only the considered part is counted, and only
-        // once: the policy's count is taken when it was made with the same encoding.
-        let tokens = match counted {
-            Some((counted_with, tokens)) if counted_with == encoding => tokens,
-            _ => counter.count(input.considered),
-        };
-        let mut outcome = Condensed {
-            text: String::new(),
-            method: Method::PassThrough,
-            tokens_before: tokens,
-            tokens_after: tokens,
-            reference: None,
-            cached: false,
-            elapsed: Duration::ZERO,
-            fallback: None,
-            input_cut: None,
-        };
-        if input.is_cut() {
-            let (reference, cut, _) = self.keep_original(source, input, request.owner).await;
-            let marker = cut
-                .as_ref()
-                .map(|cut| cut.marker(&reference))
-                .unwrap_or_default();
-            let separator = if input.considered.ends_with('\n') || input.considered.is_empty() {
-                ""
-            } else {
-                "\n"
-            };
-            let tail = format!("{separator}{marker}\n");
-            // The considered part is not counted twice: its count plus the marker's.
-            outcome.tokens_after = tokens + counter.count(&tail);
-            outcome.text = format!("{}{tail}", input.considered);
-            outcome.reference = Some(reference);
-            outcome.input_cut = cut;
-        } else {
-            outcome.text = input.considered.to_owned();
-        }
-        outcome.elapsed = started.elapsed();
-        self.notify(&outcome, request);
-        outcome
-    }
-
-    fn notify(&self, outcome: &Condensed, request: &Request<'_>) -> Verdict {
-        match &self.inner.hook {
-            Some(hook) => hook.on_outcome(outcome, request),
-            None => Verdict::Keep,
-        }
     }
 
     fn cache_key(

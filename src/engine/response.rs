@@ -1,14 +1,18 @@
 //! Whole tool responses: text parts sharing a budget, the structured-content policy and the
 //! rebuild; the seed contract `summarize_if_needed`.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::pipeline::part_plan;
+use super::shared::Source;
 use super::{CallInfo, Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request};
+use crate::config::Mode;
 use crate::limits::cut_input;
 use crate::methods::truncate::truncate;
-use crate::policy::{Decision, Subject};
+use crate::policy::Decision;
 use crate::tokens::TokenCounter;
 use crate::tool::{ToolResponse, render_value};
 
@@ -78,15 +82,11 @@ impl Condenser {
     ) -> (Vec<Option<String>>, Vec<Condensed>) {
         let rule = self.inner.config.rule_for(request.tool);
         let counter = TokenCounter::new(rule.encoding);
-        // Decide on the whole: joined, the parts are what the agent would read.
+        // Decide on the whole, once: joined, the parts are what the agent would read.
         let joined = parts.join("\n");
         let counted = std::sync::OnceLock::new();
-        let subject = Subject::new(request.tool, &joined)
-            .with_error(request.is_error)
-            .with_budget_hint(request.budget_tokens)
-            .with_count_memo(&counted);
-        let budget = match self.inner.policy.decide(&subject) {
-            Decision::Condense(plan) => plan.budget_tokens,
+        let plan = match self.decide(&joined, &request, &counted) {
+            Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
             _ => {
                 let limit = self.inner.config.limits.max_input_bytes;
                 if parts.iter().any(|part| part.len() > limit) {
@@ -95,17 +95,20 @@ impl Condenser {
                 // The hook still sees the pass-through outcome.
                 let input = cut_input(&joined, None, usize::MAX);
                 let counted = counted.get().copied();
-                self.pass_through(
-                    &super::Source::Borrowed(&joined),
-                    input,
-                    &request,
-                    Instant::now(),
-                    counted,
-                )
-                .await;
+                let outcome = self
+                    .pass_through(
+                        &super::Source::Borrowed(&joined),
+                        input,
+                        &request,
+                        Instant::now(),
+                        counted,
+                    )
+                    .await;
+                self.notify(&outcome, &request);
                 return (Vec::new(), Vec::new());
             }
         };
+        let budget = plan.budget_tokens;
         // The parts are condensed one by one: the joined copy is not needed any more.
         drop(joined);
         // Parts larger than the whole budget are capped whatever the water level: count only
@@ -122,8 +125,15 @@ impl Condenser {
                 new_parts.push(None);
                 continue;
             }
+            // The part follows the whole's decision at its share of the budget.
             let part_request = request.budget(Some(cap));
-            let outcome = self.condense_owned(part, &part_request).await;
+            let outcome = self
+                .run(
+                    Source::Owned(Arc::new(part)),
+                    &part_request,
+                    Some(part_plan(plan, cap)),
+                )
+                .await;
             if outcome.was_changed() {
                 new_parts.push(Some(outcome.text.clone()));
                 outcomes.push(outcome);
@@ -149,7 +159,14 @@ impl Condenser {
                 new_parts.push(None);
                 continue;
             }
-            let outcome = self.condense_owned(part, &request).await;
+            // Passed through, as the whole was decided: only cut, and marked.
+            let outcome = self
+                .run(
+                    Source::Owned(Arc::new(part)),
+                    &request,
+                    Some(Decision::PassThrough),
+                )
+                .await;
             new_parts.push(Some(outcome.text.clone()));
             outcomes.push(outcome);
         }
@@ -188,7 +205,7 @@ impl Condenser {
     ///     .summarize_if_needed_outcome(&serde_json::json!(rows), 400, Some("row 1234"), None)
     ///     .await;
     /// assert_eq!(outcome.method, Method::Extract);
-    /// assert!(outcome.tokens_after <= 400);
+    /// assert!(outcome.tokens_after() <= 400);
     /// let original = condenser
     ///     .retrieve(outcome.reference.as_deref().unwrap(), condense::Selection::All)
     ///     .await
@@ -208,18 +225,19 @@ impl Condenser {
         let tool = tool.unwrap_or("");
         let counter = TokenCounter::new(self.inner.config.rule_for(tool).encoding);
         let budget = max_tokens.max(1);
-        if let Some(tokens) = counter.count_up_to(&text, budget) {
-            return Condensed {
-                text: text.into_owned(),
-                method: Method::PassThrough,
-                tokens_before: tokens,
-                tokens_after: tokens,
-                reference: None,
-                cached: false,
-                elapsed: started.elapsed(),
-                fallback: None,
-                input_cut: None,
-            };
+        // A text of no more bytes than the budget fits it (a token is at least a byte): its
+        // counts wait for a reader. Otherwise the bound decides, and its count is exact.
+        let fits = if TokenCounter::trivially_within(&text, budget) {
+            Some(None)
+        } else {
+            counter.count_up_to(&text, budget).map(Some)
+        };
+        if let Some(before) = fits {
+            let len = text.len();
+            let mut outcome =
+                Condensed::pass_through(text.into_owned(), counter.encoding(), len, before);
+            outcome.elapsed = started.elapsed();
+            return outcome;
         }
         let request = Request::new(tool).query(query).budget(Some(budget));
         let outcome = self.condense(&text, &request).await;
@@ -228,17 +246,11 @@ impl Condenser {
         }
         // The rules say pass-through for this tool; honour the caller's limit anyway.
         let cut = truncate(&text, budget, &counter, None);
-        Condensed {
-            tokens_before: outcome.tokens_before,
-            tokens_after: counter.count(&cut),
-            text: cut,
-            method: Method::Truncate,
-            reference: None,
-            cached: false,
-            elapsed: started.elapsed(),
-            fallback: None,
-            input_cut: None,
-        }
+        let tokens_after = counter.count(&cut);
+        let mut truncated =
+            Condensed::counted(cut, Method::Truncate, outcome.tokens_before(), tokens_after);
+        truncated.elapsed = started.elapsed();
+        truncated
     }
 }
 

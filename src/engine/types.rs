@@ -1,6 +1,7 @@
 //! The engine's value types: methods, outcomes, requests, hooks and the captured call.
 
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -8,7 +9,9 @@ use serde_json::Value;
 use crate::config::Mode;
 use crate::limits::InputCut;
 use crate::methods::chunk::ChunkStrategy;
+use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::ToolRequest;
+
 /// Which method produced a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
@@ -50,17 +53,19 @@ impl fmt::Display for Method {
 }
 
 /// The outcome of condensing one text.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The token counts are read through [`Condensed::tokens_before`] and
+/// [`Condensed::tokens_after`]: a condensed text's are known (its header states them), and a
+/// pass-through text's are counted on first read, so a result that is only handed on never
+/// pays for a count (nor, in a fresh process, for building the tokenizer's vocabulary).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Condensed {
     /// The text to hand the agent: the original, or the header line and the condensed body.
     pub text: String,
     /// The method that produced `text`.
     pub method: Method,
-    /// Tokens in the original. For a pass-through result this is exact too.
-    pub tokens_before: usize,
-    /// Tokens in `text`, header included.
-    pub tokens_after: usize,
+    counts: Counts,
     /// The ref under which the original is kept, when condensed.
     pub reference: Option<String>,
     /// Whether the result came from the cache.
@@ -74,7 +79,101 @@ pub struct Condensed {
     pub input_cut: Option<InputCut>,
 }
 
+/// An outcome's token counts.
+#[derive(Debug, Clone)]
+enum Counts {
+    /// Counted while condensing.
+    Known { before: usize, after: usize },
+    /// A pass-through's, counted when first read: `text[..considered]` is the original (its
+    /// count is `before` when the policy already made it exactly), the rest the input-cut marker.
+    OnRead {
+        encoding: Encoding,
+        considered: usize,
+        before: Option<usize>,
+        counted: OnceLock<(usize, usize)>,
+    },
+}
+
+impl PartialEq for Condensed {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+            && self.method == other.method
+            && self.reference == other.reference
+            && self.cached == other.cached
+            && self.elapsed == other.elapsed
+            && self.fallback == other.fallback
+            && self.input_cut == other.input_cut
+            && self.tokens_before() == other.tokens_before()
+            && self.tokens_after() == other.tokens_after()
+    }
+}
+
 impl Condensed {
+    /// An outcome whose counts are known.
+    pub(crate) fn counted(text: String, method: Method, before: usize, after: usize) -> Self {
+        Self::with_counts(text, method, Counts::Known { before, after })
+    }
+
+    /// A pass-through outcome, counted by `encoding` when first read: its first `considered`
+    /// bytes are the original (of `before` tokens, when already counted).
+    pub(crate) fn pass_through(
+        text: String,
+        encoding: Encoding,
+        considered: usize,
+        before: Option<usize>,
+    ) -> Self {
+        let counts = Counts::OnRead {
+            encoding,
+            considered,
+            before,
+            counted: OnceLock::new(),
+        };
+        Self::with_counts(text, Method::PassThrough, counts)
+    }
+
+    fn with_counts(text: String, method: Method, counts: Counts) -> Self {
+        Condensed {
+            text,
+            method,
+            counts,
+            reference: None,
+            cached: false,
+            elapsed: Duration::ZERO,
+            fallback: None,
+            input_cut: None,
+        }
+    }
+
+    /// Tokens in the original (the part considered, when the input was cut). Exact; for a
+    /// pass-through result counted on the first call.
+    pub fn tokens_before(&self) -> usize {
+        self.counts().0
+    }
+
+    /// Tokens in `text`, header included. Exact; for a pass-through result counted on the
+    /// first call.
+    pub fn tokens_after(&self) -> usize {
+        self.counts().1
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        match &self.counts {
+            Counts::Known { before, after } => (*before, *after),
+            Counts::OnRead {
+                encoding,
+                considered,
+                before,
+                counted,
+            } => *counted.get_or_init(|| {
+                let counter = TokenCounter::new(*encoding);
+                let (original, marker) = self.text.split_at(*considered);
+                let before = before.unwrap_or_else(|| counter.count(original));
+                // The original is not counted twice: its count plus the marker's.
+                (before, before + counter.count(marker))
+            }),
+        }
+    }
+
     /// Whether the text was condensed (anything but pass-through).
     pub fn was_condensed(&self) -> bool {
         self.method != Method::PassThrough
@@ -89,8 +188,8 @@ impl Condensed {
     pub fn meta(&self) -> CondenseMeta {
         CondenseMeta {
             method: self.method,
-            tokens_before: self.tokens_before,
-            tokens_after: self.tokens_after,
+            tokens_before: self.tokens_before(),
+            tokens_after: self.tokens_after(),
             reference: self.reference.clone(),
             cached: self.cached,
             fallback: self.fallback.clone(),

@@ -1,6 +1,42 @@
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use thiserror::Error;
+
+/// A transport failure of an LLM call, kept as the typed source of [`LlmError::Connect`]. It
+/// never names the URL (it is removed, as with `reqwest::Error::without_url`), and the API key
+/// travels in a header no transport error quotes.
+#[derive(Debug, Clone)]
+pub struct TransportError(Arc<reqwest::Error>);
+
+impl TransportError {
+    /// Keeps `error`, its URL removed.
+    pub(crate) fn new(error: reqwest::Error) -> Self {
+        TransportError(Arc::new(error.without_url()))
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// Two transport errors are equal when they say the same.
+impl PartialEq for TransportError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for TransportError {}
 
 /// Why an LLM call failed.
 ///
@@ -57,8 +93,15 @@ pub enum LlmError {
     #[error("LLM request timed out")]
     Timeout,
     /// The endpoint could not be reached, or dropped the connection, after any retries.
-    #[error("could not reach the LLM endpoint: {0}")]
-    Connect(String),
+    #[error("could not reach the LLM endpoint: {message}")]
+    Connect {
+        /// What failed, without the URL or any credential.
+        message: String,
+        /// The transport's own error (its URL removed), whose sources say why: the connection
+        /// was refused, the name did not resolve, the TLS handshake failed.
+        #[source]
+        source: Option<TransportError>,
+    },
     /// The endpoint answered something that is not a chat completion.
     #[error("LLM answer was not a chat completion: {0}")]
     InvalidResponse(String),
@@ -73,11 +116,25 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// A [`LlmError::Connect`] with no transport error behind it.
+    pub fn connect(message: impl Into<String>) -> Self {
+        LlmError::Connect {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The error and each of its sources, joined by `": "`: the whole reason in one line, as a
+    /// fallback reports it.
+    pub fn with_causes(&self) -> String {
+        crate::error::error_chain(self)
+    }
+
     /// Whether a later identical request may succeed: rate limits, timeouts, connection
     /// failures, 408 and most 5xx statuses.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LlmError::RateLimited { .. } | LlmError::Timeout | LlmError::Connect(_) => true,
+            LlmError::RateLimited { .. } | LlmError::Timeout | LlmError::Connect { .. } => true,
             LlmError::Status { status, .. } => is_retryable_status(*status),
             LlmError::Unauthorized { .. }
             | LlmError::ContextWindowExceeded { .. }
@@ -120,7 +177,7 @@ impl LlmError {
             LlmError::RateLimited { .. } => Some(429),
             LlmError::ContextWindowExceeded { .. } => Some(400),
             LlmError::Timeout
-            | LlmError::Connect(_)
+            | LlmError::Connect { .. }
             | LlmError::InvalidResponse(_)
             | LlmError::EmptyAnswer
             | LlmError::InvalidConfig(_) => None,
@@ -179,7 +236,7 @@ mod tests {
         };
         assert!(rate_limited.is_retryable());
         assert!(LlmError::Timeout.is_retryable());
-        assert!(LlmError::Connect("refused".into()).is_retryable());
+        assert!(LlmError::connect("refused").is_retryable());
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod retry;
 mod retry_after;
 mod wire;
 
-pub use error::LlmError;
+pub use error::{LlmError, TransportError};
 pub(crate) use litellm::chat_completions_url;
 pub use litellm::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CONCURRENCY, DEFAULT_MODEL, DEFAULT_TEMPERATURE,

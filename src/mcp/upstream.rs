@@ -367,20 +367,7 @@ fn describe_handshake_error(error: &ClientInitializeError) -> String {
     redact_urls(&text)
 }
 
-/// An error and its sources, joined by `: `, skipping a cause its parent already quotes.
-pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
-}
+pub(super) use crate::error::error_chain;
 
 async fn bounded<F: std::future::Future>(
     future: F,

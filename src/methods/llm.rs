@@ -27,18 +27,9 @@ pub(crate) async fn summarize_direct(
     body_budget: usize,
     counter: &TokenCounter,
 ) -> Result<String, LlmError> {
-    let mut vars = Vars::new(text, body_budget);
-    if let Some(tool) = hints.tool {
-        vars = vars.tool(tool);
-    }
-    if let Some(query) = hints.query {
-        vars = vars.query(query);
-    }
+    let vars = Vars::new(text, body_budget).with_hints(*hints);
     let template = match hints.schema_hint {
-        Some(hint) => {
-            vars = vars.schema_hint(hint);
-            Template::Extract
-        }
+        Some(_) => Template::Extract,
         None => Template::Summarize,
     };
     let completion = prompts.request(template, &vars);

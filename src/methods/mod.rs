@@ -1,6 +1,7 @@
 //! The rungs of the condensing ladder, and what they share.
 
 pub mod chunk;
+pub(crate) mod contained;
 pub mod extract;
 pub(crate) mod llm;
 pub mod mapreduce;

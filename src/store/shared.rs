@@ -44,17 +44,15 @@ impl Store {
         if shared.reference != reference {
             return None;
         }
-        Some(Condensed {
-            text: shared.text,
-            method: shared.method,
-            tokens_before: shared.tokens_before,
-            tokens_after: shared.tokens_after,
-            reference: Some(shared.reference),
-            cached: true,
-            elapsed: std::time::Duration::ZERO,
-            fallback: None,
-            input_cut: None,
-        })
+        let mut outcome = Condensed::counted(
+            shared.text,
+            shared.method,
+            shared.tokens_before,
+            shared.tokens_after,
+        );
+        outcome.reference = Some(shared.reference);
+        outcome.cached = true;
+        Some(outcome)
     }
 
     /// Writes a fresh result to the backend in the background, when it is clean.
@@ -68,8 +66,8 @@ impl Store {
         let shared = SharedResult {
             text: outcome.text.clone(),
             method: outcome.method,
-            tokens_before: outcome.tokens_before,
-            tokens_after: outcome.tokens_after,
+            tokens_before: outcome.tokens_before(),
+            tokens_after: outcome.tokens_after(),
             reference,
         };
         if let Ok(json) = serde_json::to_string(&shared) {

@@ -17,12 +17,16 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     config.store.backend.get_or_insert(StoreBackendKind::Disk);
     let kept = config.store.backend != Some(StoreBackendKind::Memory);
     let store = crate::retrieve::store_description(&config);
-    // Building the vocabulary is most of a cold start, and nearly every input needs a count:
-    // build it on a spare core while the input is read and the condenser is set up. A process
-    // that needs no count ends without waiting for it.
-    let encoding = config.defaults.encoding;
-    std::thread::spawn(move || TokenCounter::new(encoding).prepare());
     let input = read_input(args.file.as_deref(), config.limits.max_input_bytes)?;
+    // Building the vocabulary is most of a cold start. An input no longer in bytes than the
+    // threshold passes through uncounted (a token is at least a byte), unless `--json` shows
+    // its count; any other needs it: build it on a spare core while the condenser is set up.
+    let rule = config.rule_for(args.tool.as_deref().unwrap_or(""));
+    let threshold = rule.threshold_tokens.min(args.budget.unwrap_or(usize::MAX));
+    if args.json || !TokenCounter::trivially_within(&input.text, threshold) {
+        let encoding = rule.encoding;
+        std::thread::spawn(move || TokenCounter::new(encoding).prepare());
+    }
     let mut builder = Condenser::builder(config);
     if std::io::stderr().is_terminal() {
         builder = builder.progress(show_progress);
@@ -46,8 +50,8 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         let json = serde_json::json!({
             "text": outcome.text,
             "method": outcome.method.name(),
-            "tokens_before": outcome.tokens_before,
-            "tokens_after": outcome.tokens_after,
+            "tokens_before": outcome.tokens_before(),
+            "tokens_after": outcome.tokens_after(),
             "ref": outcome.reference,
             // How to get the original back, when it outlives this process.
             "retrieve": outcome.reference.as_ref().filter(|_| kept)

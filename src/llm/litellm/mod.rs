@@ -14,7 +14,7 @@ use super::redact::{REDACTED, Redactor};
 use super::retry::RetryPolicy;
 use super::retry_after::parse_retry_after;
 use super::wire::{ChatRequest, ChatResponse, Message, error_from_response};
-use super::{BoxFuture, CompletionRequest, LlmError, Summarizer};
+use super::{BoxFuture, CompletionRequest, LlmError, Summarizer, TransportError};
 
 /// The largest response body read, in bytes. A chat completion of any sane size is far
 /// smaller; a larger body is an endpoint misbehaving, not a summary.
@@ -198,7 +198,7 @@ impl LiteLlm {
         // Waiting for a slot is not the endpoint's fault, so it does not count against the
         // per-request timeout; the caller's deadline bounds it.
         let Ok(_permit) = inner.limit.acquire().await else {
-            return (None, Err(LlmError::Connect("client is shut down".into())));
+            return (None, Err(LlmError::connect("client is shut down")));
         };
         let mut status = None;
         let exchange = self.exchange(body, &mut status);
@@ -308,15 +308,11 @@ impl LiteLlm {
         if error.is_timeout() {
             return LlmError::Timeout;
         }
-        let error = error.without_url();
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
+        let error = TransportError::new(error);
+        LlmError::Connect {
+            message: self.inner.redactor.clean(&error.to_string()),
+            source: Some(error),
         }
-        LlmError::Connect(self.inner.redactor.clean(&message))
     }
 }
 

@@ -85,33 +85,22 @@ impl ChunkStrategy {
     }
 }
 
-/// What kind of text is being chunked, which decides where the semantic strategy may cut.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum ContentKind {
-    /// Markdown: headers and horizontal rules are section boundaries and header context.
-    Markdown,
-    /// A JSON document: cut at element boundaries. Text that does not parse is chunked as
-    /// [`Text`](ContentKind::Text).
-    Json,
-    /// A log: whole lines, no header detection.
-    Log,
-    /// Any other text: treated as markdown, which degrades to paragraphs and lines when there
-    /// are no headers.
-    Text,
-}
+/// What kind of text is being chunked: the extractive compressor's kinds, which decide where
+/// the semantic strategy may cut. JSON is cut at element boundaries (text that does not parse
+/// is chunked as text); line-entry kinds (logs, JSON Lines, CSV) at whole lines with no header
+/// detection; every other kind as markdown, which degrades to paragraphs and lines when there
+/// are no headers.
+pub use crate::methods::extract::ContentKind;
 
-impl ContentKind {
-    /// A cheap guess: JSON when the text parses as a JSON object or array, otherwise text.
-    /// Callers that know better (a log tool, a markdown file) should say so instead.
-    pub fn detect(text: &str) -> ContentKind {
-        let first = text.trim_start().as_bytes().first();
-        if matches!(first, Some(b'{' | b'[')) && serde_json::from_str::<Value>(text).is_ok() {
-            ContentKind::Json
-        } else {
-            ContentKind::Text
-        }
+/// A cheap guess at a text's kind for chunking: JSON when the text parses as a JSON object or
+/// array, otherwise text. Callers that know better (a log tool, a markdown file) should say so
+/// instead.
+pub fn detect_kind(text: &str) -> ContentKind {
+    let first = text.trim_start().as_bytes().first();
+    if matches!(first, Some(b'{' | b'[')) && serde_json::from_str::<Value>(text).is_ok() {
+        ContentKind::Json
+    } else {
+        ContentKind::Text
     }
 }
 
@@ -231,7 +220,7 @@ pub fn chunk(
             Ok(value) => JsonChunker::new(limit, overlap, counter).run(&value),
             Err(_) => TextChunker::new(text, true, limit, overlap, counter).run(),
         },
-        (ChunkStrategy::Semantic, ContentKind::Log) => {
+        (ChunkStrategy::Semantic, ContentKind::Log | ContentKind::JsonLines | ContentKind::Csv) => {
             TextChunker::new(text, false, limit, overlap, counter).run()
         }
         (ChunkStrategy::Semantic, _) => TextChunker::new(text, true, limit, overlap, counter).run(),

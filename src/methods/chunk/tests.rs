@@ -187,9 +187,9 @@ fn invalid_json_falls_back_to_text() {
 
 #[test]
 fn detect_recognises_json() {
-    assert_eq!(ContentKind::detect(" [1, 2]"), ContentKind::Json);
-    assert_eq!(ContentKind::detect("[1, 2"), ContentKind::Text);
-    assert_eq!(ContentKind::detect("hello"), ContentKind::Text);
+    assert_eq!(detect_kind(" [1, 2]"), ContentKind::Json);
+    assert_eq!(detect_kind("[1, 2"), ContentKind::Text);
+    assert_eq!(detect_kind("hello"), ContentKind::Text);
 }
 
 #[test]

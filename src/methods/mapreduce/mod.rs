@@ -90,9 +90,11 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::TokenCounter;
 use crate::llm::{CompletionRequest, LlmError, Summarizer};
-use crate::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk};
+use crate::methods::chunk::{ChunkStrategy, chunk, detect_kind};
+use crate::methods::contained::extract_contained;
 use crate::methods::extract::extract;
 use crate::methods::reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
+use crate::methods::truncate::truncate;
 use crate::methods::verify::guard_facts_counted;
 
 mod options;
@@ -255,7 +257,12 @@ impl MapReduce {
             Err(_) => {
                 warn!("deadline passed before the reduce was done; condensing extractively");
                 outcome.timed_out = true;
-                extract(text, &hints.for_extract(), budget, &self.counter)
+                // Contained as the engine's extractive rung is, which takes this answer as its
+                // own rather than condensing the text a second time.
+                let whole: Arc<str> = Arc::from(text);
+                extract_contained(whole, hints.for_extract(), budget, self.counter)
+                    .await
+                    .unwrap_or_else(|| truncate(text, budget, &self.counter, None))
             }
         };
         if !outcome.timed_out {
@@ -297,16 +304,17 @@ impl MapReduce {
         budget: usize,
         outcome: &mut MapReduceOutcome,
     ) -> String {
-        let kind = hints.kind.unwrap_or_else(|| ContentKind::detect(text));
+        let kind = hints.kind.unwrap_or_else(|| detect_kind(text));
         let strategy = if hints.schema_hint.is_some() {
             ChunkStrategy::Semantic
         } else {
-            self.options.strategy
+            self.options.chunking.strategy
         };
         let layout = self.layout(hints, budget);
-        let chunking = ChunkOptions::default()
+        let chunking = self
+            .options
+            .chunking
             .with_chunk_tokens(layout.chunk_tokens)
-            .with_overlap_tokens(self.options.overlap_tokens)
             .with_strategy(strategy);
         let chunks = chunk(text, kind, &chunking, &self.counter);
         outcome.chunks = chunks.len();

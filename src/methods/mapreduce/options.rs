@@ -52,7 +52,9 @@ pub trait MapReducePrompts: Send + Sync + fmt::Debug {
     fn fingerprint(&self) -> u64;
 }
 
-/// What is known about the call besides the text.
+/// What is known about the call besides the text: the one bag of hints every method reads
+/// (the prompts' [`Vars`](crate::prompts::Vars) hold it, the extractive compressor gets its
+/// view of it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Hints<'a> {
@@ -63,7 +65,9 @@ pub struct Hints<'a> {
     /// Extraction mode: the categories of detail to keep (names, ids, relationships, numbers).
     /// Extraction always chunks semantically.
     pub schema_hint: Option<&'a str>,
-    /// What kind of text this is; guessed with [`ContentKind::detect`] when `None`.
+    /// The tool's arguments: the extractive fallback ranks the text against them too.
+    pub arguments: Option<&'a serde_json::Value>,
+    /// What kind of text this is; guessed with [`detect_kind`](crate::methods::chunk::detect_kind) when `None`.
     pub kind: Option<ContentKind>,
 }
 
@@ -89,6 +93,13 @@ impl<'a> Hints<'a> {
         self
     }
 
+    /// Sets the tool's arguments.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: &'a serde_json::Value) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+
     /// Sets the content kind.
     #[must_use]
     pub fn with_kind(mut self, kind: ContentKind) -> Self {
@@ -96,11 +107,12 @@ impl<'a> Hints<'a> {
         self
     }
 
-    pub(super) fn for_extract(&self) -> ExtractHints<'a> {
+    /// The extractive compressor's view of the same hints.
+    pub(crate) fn for_extract(&self) -> ExtractHints<'a> {
         ExtractHints {
             query: self.query,
             tool: self.tool,
-            ..ExtractHints::default()
+            arguments: self.arguments,
         }
     }
 }
@@ -207,13 +219,10 @@ impl fmt::Debug for ProgressFn {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct MapReduceOptions {
-    /// The most tokens per chunk, context included. Default 4000. Lowered at run time when a
-    /// chunk, the map prompt and the answer would not fit the model's window.
-    pub chunk_tokens: usize,
-    /// Overlap in tokens where a unit is cut at token boundaries. Default 200.
-    pub overlap_tokens: usize,
-    /// How to cut. Default semantic; extraction mode is always semantic.
-    pub strategy: ChunkStrategy,
+    /// How the text is cut ([`ChunkOptions`]' defaults). Its `chunk_tokens` is lowered at run
+    /// time when a chunk, the map prompt and the answer would not fit the model's window;
+    /// extraction mode always cuts semantically.
+    pub chunking: ChunkOptions,
     /// The most map and critique calls in flight at once. Default 5 (seed 000).
     pub max_concurrency: usize,
     /// The most merge calls in flight at once, in a lane of their own beside the map's, so that
@@ -238,11 +247,8 @@ pub struct MapReduceOptions {
 
 impl Default for MapReduceOptions {
     fn default() -> Self {
-        let chunking = ChunkOptions::default();
         MapReduceOptions {
-            chunk_tokens: chunking.chunk_tokens,
-            overlap_tokens: chunking.overlap_tokens,
-            strategy: chunking.strategy,
+            chunking: ChunkOptions::default(),
             max_concurrency: 5,
             reduce_concurrency: None,
             group_size: 4,
@@ -259,21 +265,21 @@ impl MapReduceOptions {
     /// Sets the most tokens per chunk (default 4000).
     #[must_use]
     pub fn with_chunk_tokens(mut self, chunk_tokens: usize) -> Self {
-        self.chunk_tokens = chunk_tokens;
+        self.chunking = self.chunking.with_chunk_tokens(chunk_tokens);
         self
     }
 
     /// Sets the overlap for token-boundary cuts (default 200).
     #[must_use]
     pub fn with_overlap_tokens(mut self, overlap_tokens: usize) -> Self {
-        self.overlap_tokens = overlap_tokens;
+        self.chunking = self.chunking.with_overlap_tokens(overlap_tokens);
         self
     }
 
     /// Sets the chunking strategy (default semantic).
     #[must_use]
     pub fn with_strategy(mut self, strategy: ChunkStrategy) -> Self {
-        self.strategy = strategy;
+        self.chunking = self.chunking.with_strategy(strategy);
         self
     }
 

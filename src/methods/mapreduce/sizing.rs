@@ -35,6 +35,7 @@ impl MapReduce {
         let answer = part_cap.min(budget);
         let chunk_tokens = self
             .options
+            .chunking
             .chunk_tokens
             .min(window.saturating_sub(map_prompt + answer));
         Layout {

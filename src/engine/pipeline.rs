@@ -1,0 +1,242 @@
+//! The flow of one text, in the order of DESIGN §1: measure → decide → keep → cache →
+//! condense (the ladder, which verifies and fits the header) → deliver. Every stage is called
+//! from [`Condenser::run`] only; rendering a response into text parts and rebuilding it are
+//! `response.rs`'s, around this.
+//!
+//! The original is kept before the cache is asked because its ref is part of what is cached
+//! (the header names it) and of the cache key (the input-cut marker names it).
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use tracing::Instrument;
+
+use super::shared::{SharedText, Source};
+use super::{Condensed, Condenser, Method, Request, Verdict};
+use crate::config::Mode;
+use crate::limits::{Considered, cut_input};
+use crate::policy::{Decision, Plan, Subject};
+use crate::tokens::Encoding;
+
+impl Condenser {
+    /// Runs the flow for one text, traced as one `condense` span. `decided` is a decision
+    /// already made for this text (a part of a response decided as a whole); `None` asks the
+    /// policy.
+    pub(super) async fn run(
+        &self,
+        source: Source<'_>,
+        request: &Request<'_>,
+        decided: Option<Decision>,
+    ) -> Condensed {
+        let started = Instant::now();
+        let span = tracing::info_span!(
+            "condense",
+            tool = request.tool,
+            tokens_before = tracing::field::Empty,
+            tokens_after = tracing::field::Empty,
+            method = tracing::field::Empty,
+            cache_hit = tracing::field::Empty,
+            elapsed_ms = tracing::field::Empty,
+        );
+        let outcome = self
+            .stages(&source, request, decided, started)
+            .instrument(span.clone())
+            .await;
+        // The counts of a pass-through are made on first read: only for a span someone sees.
+        if !span.is_disabled() {
+            span.record("tokens_before", outcome.tokens_before());
+            span.record("tokens_after", outcome.tokens_after());
+        }
+        span.record("method", outcome.method.name());
+        span.record("cache_hit", outcome.cached);
+        span.record("elapsed_ms", outcome.elapsed.as_millis() as u64);
+        span.in_scope(|| {
+            tracing::info!(
+                fallback = outcome.fallback.as_deref(),
+                "{} {} → {} tokens",
+                outcome.method,
+                outcome.tokens_before(),
+                outcome.tokens_after()
+            );
+        });
+        outcome
+    }
+
+    /// The stages, in order. The hook sees what the ladder did not show it (a pass-through or
+    /// a cached outcome) here, once; the ladder shows it each rung's answer, which it may veto.
+    async fn stages(
+        &self,
+        source: &Source<'_>,
+        request: &Request<'_>,
+        decided: Option<Decision>,
+        started: Instant,
+    ) -> Condensed {
+        // Measure: only the part within `[limits] max_input_bytes` is ever considered.
+        let input = self.considered(source, request);
+        // Decide: a count the policy makes exactly is kept for the pass-through's figures.
+        let counted = OnceLock::new();
+        let decision = decided.unwrap_or_else(|| self.decide(input.considered, request, &counted));
+        let mut plan = match decision {
+            Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
+            _ => {
+                let outcome = self
+                    .pass_through(source, input, request, started, counted.get().copied())
+                    .await;
+                self.notify(&outcome, request);
+                return outcome;
+            }
+        };
+        if let Some(mode) = request.mode {
+            plan.mode = mode;
+        }
+        // Keep: the ref goes into the header and the cache key.
+        let (reference, cut, kept) = self.keep_original(source, input, request.owner).await;
+        // What is kept starts with the considered part: the methods read it from there.
+        let text = SharedText::new(kept, input.considered.len());
+        let note = cut.as_ref().map(|cut| cut.marker(&reference));
+        let note = note.as_deref();
+        // Cache: the key is of the text as given, before the escape codes are stripped.
+        let key = self.cache_key(&text, request, &plan, note);
+        // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
+        let text = match crate::ansi::strip_escapes(&text) {
+            std::borrow::Cow::Owned(stripped) => Some(stripped),
+            std::borrow::Cow::Borrowed(_) => None,
+        }
+        .map_or(text, SharedText::from_string);
+        // Condense: the ladder (LLM → extractive → truncation) verifies and fits the header.
+        let condense = async {
+            let mut outcome = self
+                .ladder(&text, request, plan, &reference, note, started)
+                .await;
+            outcome.input_cut = cut.clone();
+            outcome
+        };
+        let Some(cache) = self.inner.store.results() else {
+            let mut outcome = condense.await;
+            outcome.elapsed = started.elapsed();
+            return outcome;
+        };
+        let fresh = AtomicBool::new(false);
+        let result = cache
+            .try_get_with(key, async {
+                // Another process sharing the store's backend may have condensed this already.
+                if let Some(shared) = self.inner.store.shared_result(key, &reference).await {
+                    return Ok(std::sync::Arc::new(shared));
+                }
+                fresh.store(true, Ordering::Relaxed);
+                let outcome = condense.await;
+                // A fallback caused by a passing LLM failure, or a truncation for want of
+                // memory, is delivered but not kept: the next identical call should try again.
+                let degraded = outcome.method == Method::Truncate && plan.mode != Mode::Truncate;
+                if outcome.fallback.is_some()
+                    && (matches!(plan.mode, Mode::Auto | Mode::Llm) || degraded)
+                {
+                    Err(outcome)
+                } else {
+                    self.inner.store.share_result(key, &outcome).await;
+                    Ok(std::sync::Arc::new(outcome))
+                }
+            })
+            .await;
+        let mut outcome = match result {
+            Ok(shared) => Condensed::clone(&shared),
+            Err(shared) => Condensed::clone(&shared),
+        };
+        outcome.cached = !fresh.load(Ordering::Relaxed);
+        outcome.elapsed = started.elapsed();
+        if outcome.cached {
+            self.notify(&outcome, request);
+        }
+        outcome
+    }
+
+    /// The part of the input that is considered: all of it, or its start when it is larger
+    /// than `[limits] max_input_bytes` (said in a warning and, later, in the result).
+    fn considered<'s>(&self, source: &'s Source<'_>, request: &Request<'_>) -> Considered<'s> {
+        let input = cut_input(
+            source.as_str(),
+            request.whole_bytes,
+            self.inner.config.limits.max_input_bytes,
+        );
+        if input.is_cut() {
+            tracing::warn!(
+                considered_bytes = input.considered.len(),
+                whole_bytes = input.whole_bytes,
+                "input larger than [limits] max_input_bytes: only its start is considered"
+            );
+        }
+        input
+    }
+
+    /// The policy's decision on `text`; an exact count it makes on the way is left in
+    /// `counted`.
+    pub(super) fn decide(
+        &self,
+        text: &str,
+        request: &Request<'_>,
+        counted: &OnceLock<(Encoding, usize)>,
+    ) -> Decision {
+        let subject = Subject::new(request.tool, text)
+            .with_error(request.is_error)
+            .with_budget_hint(request.budget_tokens)
+            .with_count_memo(counted);
+        self.inner.policy.decide(&subject)
+    }
+
+    /// The outcome for a text that is not condensed: the text itself, or, when it was larger
+    /// than the input limit, its considered start and the marker line. `counted` is an exact
+    /// count the policy already made, and by which encoding.
+    pub(super) async fn pass_through(
+        &self,
+        source: &Source<'_>,
+        input: Considered<'_>,
+        request: &Request<'_>,
+        started: Instant,
+        counted: Option<(Encoding, usize)>,
+    ) -> Condensed {
+        let encoding = self.inner.config.rule_for(request.tool).encoding;
+        // Nothing is counted here: the counts are made when someone reads them, and the
+        // policy's exact count is reused when it was made with the same encoding.
+        let before = counted.and_then(|(by, tokens)| (by == encoding).then_some(tokens));
+        let considered = input.considered.len();
+        let mut outcome = if input.is_cut() {
+            let (reference, cut, _) = self.keep_original(source, input, request.owner).await;
+            let marker = cut
+                .as_ref()
+                .map(|cut| cut.marker(&reference))
+                .unwrap_or_default();
+            let separator = if input.considered.ends_with('\n') || input.considered.is_empty() {
+                ""
+            } else {
+                "\n"
+            };
+            let text = format!("{}{separator}{marker}\n", input.considered);
+            let mut outcome = Condensed::pass_through(text, encoding, considered, before);
+            outcome.reference = Some(reference);
+            outcome.input_cut = cut;
+            outcome
+        } else {
+            Condensed::pass_through(input.considered.to_owned(), encoding, considered, before)
+        };
+        outcome.elapsed = started.elapsed();
+        outcome
+    }
+
+    /// Shows the hook an outcome.
+    pub(super) fn notify(&self, outcome: &Condensed, request: &Request<'_>) -> Verdict {
+        match &self.inner.hook {
+            Some(hook) => hook.on_outcome(outcome, request),
+            None => Verdict::Keep,
+        }
+    }
+}
+
+/// A plan for a part of a response decided as a whole: the whole's plan at the part's share
+/// of the budget.
+pub(super) fn part_plan(plan: Plan, budget_tokens: usize) -> Decision {
+    Decision::Condense(Plan {
+        budget_tokens,
+        ..plan
+    })
+}
