@@ -310,7 +310,16 @@ async fn large_result_is_condensed_without_its_structured_copy_and_retrievable()
         .expect("retrieve");
     let log = log_text();
     let wanted: Vec<&str> = log.lines().take(3).collect();
-    assert_eq!(text_of(&original).lines().collect::<Vec<_>>(), wanted);
+    let page = text_of(&original);
+    let mut lines = page.lines();
+    assert_eq!(lines.by_ref().take(3).collect::<Vec<_>>(), wanted);
+    // Then the footer: the original's size and the arguments that continue the page.
+    let footer = lines.next().expect("a footer");
+    assert!(
+        footer.starts_with("[condense: lines 1-3; the original: ")
+            && footer.contains("\"offset\":3"),
+        "{footer}"
+    );
     shutdown.cancel();
 }
 
