@@ -1,6 +1,6 @@
 //! What condense keeps: originals (so nothing is lost), condensed results (so repeats are free).
 //!
-//! The [`Store`] front has two tiers. The hot tier is this process's memory (moka, bounded by
+//! The store front behind every [`Condenser`](crate::Condenser) has two tiers. The hot tier is this process's memory (moka, bounded by
 //! `[cache]`): repeats inside one process never leave it. Behind it, a [`StoreBackend`] chosen
 //! by `[store] backend` keeps values beyond the process: [`DiskStore`] (compressed files that
 //! survive restarts and are shared by the processes on one machine) or a shared server. With
