@@ -188,5 +188,8 @@ fn a_pattern_page_that_does_not_fit_ends_at_a_match_and_continues_after_it() {
     assert_eq!(first.range, "matches 1-1 of 3");
     assert_eq!(first.next, Some(pattern(1)));
     let second = page(text, &pattern(1), &fits).unwrap();
-    assert_eq!(second.text, "[match 2 at line 2, character 12]\ny ERROR 2\n");
+    assert_eq!(
+        second.text,
+        "[match 2 at line 2, character 12]\ny ERROR 2\n"
+    );
 }
