@@ -311,15 +311,9 @@ async fn large_result_is_condensed_without_its_structured_copy_and_retrievable()
     let log = log_text();
     let wanted: Vec<&str> = log.lines().take(3).collect();
     let page = text_of(&original);
-    let mut lines = page.lines();
-    assert_eq!(lines.by_ref().take(3).collect::<Vec<_>>(), wanted);
-    // Then the footer: the original's size and the arguments that continue the page.
-    let footer = lines.next().expect("a footer");
-    assert!(
-        footer.starts_with("[condense: lines 1-3; the original: ")
-            && footer.contains("\"offset\":3"),
-        "{footer}"
-    );
+    // The page ends with a line that says how to continue it.
+    assert_eq!(page.lines().take(3).collect::<Vec<_>>(), wanted);
+    assert!(page.contains(r#""offset":3"#), "{page}");
     shutdown.cancel();
 }
 
