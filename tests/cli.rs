@@ -308,6 +308,7 @@ impl Proxy {
             .arg(config)
             // Sessions start the upstream; none is opened here.
             .args(["--", "true"])
+            .env("CONDENSE_STORE_DIR", test_store_dir())
             .env_remove("CONDENSE_CONFIG")
             .env_remove("CONDENSE_LLM_BASE_URL")
             .stdin(Stdio::null())

@@ -515,7 +515,7 @@ async fn the_cli_never_prints_the_key_when_the_llm_fails_or_echoes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn condensing_writes_no_file_to_home_tmp_or_the_working_directory() {
+async fn condensing_writes_only_the_private_store_to_home_tmp_or_the_working_directory() {
     let server = FakeLlm::scripted([Reply::completion("Summary: one disk error.")]).await;
     let url = server.url();
     let home = empty_dir("files");
@@ -540,7 +540,18 @@ async fn condensing_writes_no_file_to_home_tmp_or_the_working_directory() {
         .flatten()
         .map(|e| e.path())
         .collect();
-    assert!(left.is_empty(), "files written: {left:?}");
+    // The original is kept in the disk store under $XDG_CACHE_HOME (issue 13), readable by
+    // its owner only; nothing else is written.
+    let store = home.join("condense");
+    assert_eq!(left, vec![store.clone()], "files written: {left:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&store.join("v1")), 0o700);
+        assert_eq!(mode(&store.join("secret")), 0o600);
+    }
     std::fs::remove_dir_all(&home).unwrap();
 }
 

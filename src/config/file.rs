@@ -237,7 +237,7 @@ impl FileConfig {
         });
         let cache_defaults = CacheConfig::default();
         let proxy = self.proxy.resolve(origin)?;
-        let store = self.store.resolve(origin)?;
+        let store = self.store.resolve(origin, overridden)?;
         Ok(Config {
             defaults,
             tools: self.tools,

@@ -1,5 +1,6 @@
 //! `[store]`: where originals, condensed results and chunk summaries are kept beyond memory.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -112,12 +113,24 @@ pub(super) struct FileStore {
 }
 
 impl FileStore {
-    pub(super) fn resolve(self, origin: &str) -> Result<StoreConfig, ConfigError> {
+    /// `overridden` maps the JSON pointers that environment variables set to the variables,
+    /// so an error names the variable rather than the file.
+    pub(super) fn resolve(
+        self,
+        origin: &str,
+        overridden: &BTreeMap<String, String>,
+    ) -> Result<StoreConfig, ConfigError> {
         let d = StoreConfig::default();
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            origin: origin.to_owned(),
-            key: format!("store.{key}"),
-            message,
+        let invalid = |key: &str, message: String| match overridden.get(&format!("/store/{key}")) {
+            Some(var) => ConfigError::Env {
+                var: var.clone(),
+                message,
+            },
+            None => ConfigError::Invalid {
+                origin: origin.to_owned(),
+                key: format!("store.{key}"),
+                message,
+            },
         };
         if let Some(url) = &self.url {
             let scheme = url.split_once("://").map(|(scheme, _)| scheme);

@@ -143,7 +143,7 @@ pub(crate) fn added_tools(enabled: &[String]) -> Vec<Tool> {
         ),
         tool(
             RETRIEVE,
-            "Page an original by ref: lines or chars from offset, or pattern matches.",
+            "Read a condensed result's original: lines, chars or pattern.",
             json!({
                 "type": "object",
                 "properties": {

@@ -1,4 +1,4 @@
-//! The seam between the [`Store`](super::Store) front and where bytes are kept: one object-safe
+//! The seam between the store front and where bytes are kept: one object-safe
 //! trait that the disk backend (and a shared one, such as Redis) implements.
 
 use std::fmt;
@@ -71,7 +71,7 @@ pub enum StoreError {
     },
 }
 
-/// Where a [`Store`](super::Store) keeps values beyond the process's own memory.
+/// Where a condenser's store keeps values beyond the process's own memory.
 ///
 /// Keys are the store's own (refs and keyed hashes made with [`StoreBackend::secret`]): they
 /// hold only ASCII letters, digits and `_`. Values are opaque bytes. A value may vanish at

@@ -1,10 +1,11 @@
 //! What condense keeps: originals (so nothing is lost), condensed results (so repeats are free).
 //!
-//! The [`Store`] front has two tiers. The hot tier is this process's memory (moka, bounded by
-//! `[cache]`): repeats inside one process never leave it. Behind it, a [`StoreBackend`] chosen
-//! by `[store] backend` keeps values beyond the process: [`DiskStore`] (compressed files that
-//! survive restarts and are shared by the processes on one machine) or a shared server. With
-//! `backend = "memory"` there is no second tier: the hot tier is the store.
+//! The store behind every [`Condenser`](crate::Condenser) has two tiers. The hot tier is this
+//! process's memory (moka, bounded by `[cache]`): repeats inside one process never leave it.
+//! Behind it, a [`StoreBackend`] chosen by `[store] backend` keeps values beyond the process:
+//! [`DiskStore`] (compressed files that survive restarts and are shared by the processes on one
+//! machine) or a shared server. With `backend = "memory"` there is no second tier: the hot tier
+//! is the store.
 //!
 //! Writing to the backend never holds up a tool call: an original goes into the hot tier at
 //! once (so a retrieve right after finds it) and is written to the backend by a background

@@ -255,11 +255,12 @@ fn matches(
     // Line numbers and character offsets are counted incrementally from the previous match.
     let (mut line, mut chars_before, mut scanned) = (1usize, 0usize, 0usize);
     let mut out = String::new();
-    let (mut shown, mut total) = (0usize, 0usize);
-    let mut full = false;
+    // Where each block ends in `out`, so the page can be cut at a block boundary.
+    let mut ends = Vec::new();
+    let mut total = 0usize;
     for found in finder.find_iter(text) {
         total += 1;
-        if total <= skip || shown >= max.max(1) || full {
+        if total <= skip || ends.len() >= max.max(1) {
             continue;
         }
         let before = &text[scanned..found.start()];
@@ -272,21 +273,25 @@ fn matches(
             .map_or(text.len(), |i| found.end() + i);
         let from = back_chars(text, found.start(), context).max(line_begin);
         let to = char_to_byte(text, found.end(), context).min(line_end);
-        let block = format!(
+        out.push_str(&format!(
             "[match {} at line {line}, character {chars_before}]\n{}{}{}\n",
             total,
             if from > line_begin { "…" } else { "" },
             &text[from..to],
             if to < line_end { "…" } else { "" },
-        );
-        let mut candidate = out.clone();
-        candidate.push_str(&block);
-        if fits(&candidate) < candidate.len() && shown > 0 {
-            full = true;
-            continue;
-        }
-        out = candidate;
-        shown += 1;
+        ));
+        ends.push(out.len());
+    }
+    // One count for the whole page: the blocks that fit stay, and at least the first.
+    let fit = fits(&out);
+    let shown = ends
+        .iter()
+        .take_while(|&&end| end <= fit)
+        .count()
+        .max(1)
+        .min(ends.len());
+    if let Some(&end) = shown.checked_sub(1).and_then(|last| ends.get(last)) {
+        out.truncate(end);
     }
     if total == 0 {
         out.push_str(&format!("[no match for `{pattern}`]\n"));

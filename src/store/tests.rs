@@ -188,3 +188,27 @@ async fn equal_content_has_different_refs_in_different_stores() {
     assert_ne!(reference, other.keep(text, None).await);
     assert!(other.original(&reference, None).await.is_none());
 }
+
+#[test]
+fn a_pattern_page_that_does_not_fit_ends_at_a_match_and_continues_after_it() {
+    let text = "x ERROR 1\ny ERROR 2\nz ERROR 3\n";
+    let pattern = |skip| Selection::Pattern {
+        pattern: "ERROR".into(),
+        context: 2,
+        ignore_case: false,
+        skip,
+        max_matches: 10,
+    };
+    // Room for one block and a half: one is shown, and the next page starts at the second.
+    let one_block = "[match 1 at line 1, character 2]\nx ERROR 1\n".len();
+    let fits = move |part: &str| part.len().min(one_block + one_block / 2);
+    let first = page(text, &pattern(0), &fits).unwrap();
+    assert_eq!(first.text, "[match 1 at line 1, character 2]\nx ERROR 1\n");
+    assert_eq!(first.range, "matches 1-1 of 3");
+    assert_eq!(first.next, Some(pattern(1)));
+    let second = page(text, &pattern(1), &fits).unwrap();
+    assert_eq!(
+        second.text,
+        "[match 2 at line 2, character 12]\ny ERROR 2\n"
+    );
+}
