@@ -63,6 +63,8 @@ cargo build --quiet --bin condense
 scripts/e2e/claude-code.sh
 
 step "cargo test"
+# Proxies and CLIs started by the tests keep originals on disk: in target/, never the user's cache.
+export CONDENSE_STORE_DIR="$PWD/target/test-store"
 # Unit, integration and doc tests (benches are built by clippy above; run them with cargo bench).
 cargo test "$@"
 
