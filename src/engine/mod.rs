@@ -227,16 +227,29 @@ impl Condenser {
             .with_error(request.is_error)
             .with_budget_hint(request.budget_tokens)
             .with_count_memo(&counted);
+        // A text passed through is held too (its result's copies): it reserves them from the
+        // memory budget like a condensed one, and is truncated like one when it cannot.
+        let mut memory_refused = None;
         let mut plan = match self.inner.policy.decide(&subject) {
             Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
-            _ => {
-                let counted = counted.get().copied();
-                return self
-                    .pass_through(source, input, request, started, counted)
-                    .await;
-            }
+            _ => match self.reserve_pass_through(text.len()).await {
+                Ok(_permit) => {
+                    let counted = counted.get().copied();
+                    return self
+                        .pass_through(source, input, request, started, counted)
+                        .await;
+                }
+                Err(refused) => {
+                    tracing::warn!(bytes = text.len(), "{refused}");
+                    memory_refused = Some(refused.to_string());
+                    Plan {
+                        mode: Mode::Truncate,
+                        ..Plan::from_rule(&self.inner.config.rule_for(request.tool))
+                    }
+                }
+            },
         };
-        if let Some(mode) = request.mode {
+        if let Some(mode) = request.mode.filter(|_| memory_refused.is_none()) {
             plan.mode = mode;
         }
         let (reference, cut, kept) = self.keep_original(source, input).await;
@@ -245,18 +258,31 @@ impl Condenser {
         let note = cut.as_ref().map(|cut| cut.marker(&reference));
         let note = note.as_deref();
         let key = self.cache_key(&text, request, &plan, note);
-        // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
-        let text = match crate::ansi::strip_escapes(&text) {
-            std::borrow::Cow::Owned(stripped) => Some(stripped),
-            std::borrow::Cow::Borrowed(_) => None,
-        }
-        .map_or(text, SharedText::from_string);
-        let Some(cache) = self.inner.store.results() else {
+        // Escape codes are noise to every rung; the kept original has them, and the header
+        // counts it as the agent would have paid for it (docs/hostile-input.md).
+        let read = match crate::ansi::strip_escapes(&text) {
+            std::borrow::Cow::Owned(stripped) => SharedText::from_string(stripped),
+            std::borrow::Cow::Borrowed(_) => text.clone(),
+        };
+        let input = ladder::Input {
+            read,
+            original: text,
+        };
+        // A truncation for want of memory is not cached: the next identical call may have it.
+        let cache = self
+            .inner
+            .store
+            .results()
+            .filter(|_| memory_refused.is_none());
+        let Some(cache) = cache else {
             let mut outcome = self
-                .ladder(&text, request, plan, &reference, note, started)
+                .ladder(&input, request, plan, &reference, note, started)
                 .await;
             outcome.elapsed = started.elapsed();
             outcome.input_cut = cut;
+            if memory_refused.is_some() {
+                outcome.fallback = memory_refused;
+            }
             return outcome;
         };
         let fresh = std::sync::atomic::AtomicBool::new(false);
@@ -264,7 +290,7 @@ impl Condenser {
             .try_get_with(key, async {
                 fresh.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut outcome = self
-                    .ladder(&text, request, plan, &reference, note, started)
+                    .ladder(&input, request, plan, &reference, note, started)
                     .await;
                 outcome.input_cut = cut.clone();
                 // A fallback caused by a passing LLM failure, or a truncation for want of
@@ -320,6 +346,23 @@ impl Condenser {
             whole_kept,
         };
         (reference, Some(cut), kept)
+    }
+
+    /// Reserves what passing `text_bytes` through holds; no permit is needed without a budget.
+    async fn reserve_pass_through(
+        &self,
+        text_bytes: usize,
+    ) -> Result<Option<crate::limits::MemoryPermit>, crate::limits::MemoryRefused> {
+        match &self.inner.memory {
+            Some(budget) => {
+                let wait_until = tokio::time::Instant::now() + crate::limits::MEMORY_WAIT;
+                budget
+                    .reserve_pass_through(text_bytes, wait_until)
+                    .await
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
     }
 
     /// The outcome for a text that is not condensed: the text itself, or, when it was larger
