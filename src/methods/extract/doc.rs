@@ -35,26 +35,112 @@ impl Level {
 }
 
 /// One piece of the source that is kept or omitted whole.
+///
+/// 40 bytes: a log of short lines has a unit for every 40 or so bytes of input, so the unit's
+/// size is what a log's peak memory grows with. Offsets and indices are 32-bit (a source is
+/// far below 4 GiB: `[limits] max_input_bytes`), and optional ones keep `None` in the same
+/// bytes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Unit {
     /// Where the unit's text is in [`Doc::source`], without its trailing newline.
-    pub(crate) span: Range<usize>,
+    pub(crate) span: Span,
+    /// Units with the same template (numbers and ids masked) are repeats of one another.
+    pub(crate) template: Option<Template>,
     /// A unit that gives this one its context (a heading, a parent line, a record's schema):
     /// kept whenever this one is.
-    pub(crate) parent: Option<usize>,
+    pub(crate) parent: Link,
     /// Units of one small block (a section, a commit, a paragraph) share part of their best
     /// score, so a match pulls in the rest of what it belongs to.
     pub(crate) block: Option<u32>,
-    /// Units with the same template (numbers and ids masked) are repeats of one another.
-    pub(crate) template: Option<u64>,
     /// Importance without any query: errors, rare templates, headings, extremes.
     pub(crate) prior: f32,
+    /// How many lines, rows or items the unit stands for, for omission markers.
+    pub(crate) weight: u32,
     /// Structure that frames the whole (a schema, a header row): chosen before anything else.
     pub(crate) pinned: bool,
     /// Severity.
     pub(crate) level: Level,
-    /// How many lines, rows or items the unit stands for, for omission markers.
-    pub(crate) weight: u32,
+}
+
+/// A template: a hash, never 0, so that an absent one takes no room of its own.
+pub(crate) type Template = std::num::NonZeroU64;
+
+/// `hash` as a [`Template`] (0, one hash in 2^64, shares the template of 1).
+pub(crate) fn template_id(hash: u64) -> Template {
+    Template::new(hash).unwrap_or(Template::MIN)
+}
+
+/// A byte range of the source in 8 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// The range as it indexes the source.
+    pub(crate) fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Where the range starts.
+    pub(crate) fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// Where the range ends (exclusive).
+    pub(crate) fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// How many bytes the range holds.
+    pub(crate) fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// Moves the end, to take in what follows (a continuation line).
+    pub(crate) fn set_end(&mut self, end: usize) {
+        self.end = offset(end);
+    }
+}
+
+impl From<Range<usize>> for Span {
+    fn from(range: Range<usize>) -> Self {
+        Span {
+            start: offset(range.start),
+            end: offset(range.end),
+        }
+    }
+}
+
+/// A source offset or unit index in 32 bits. Sources are cut at `[limits] max_input_bytes`,
+/// far below 4 GiB; should one still reach it, this panics and [`super::extract_with_stats`]
+/// answers with a truncation, as for any panic of the compressor.
+fn offset(n: usize) -> u32 {
+    u32::try_from(n).expect("a source under 4 GiB")
+}
+
+/// An optional unit index in 4 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Link(u32);
+
+impl Link {
+    /// The unit linked to, if any.
+    pub(crate) fn get(self) -> Option<usize> {
+        (self.0 != u32::MAX).then_some(self.0 as usize)
+    }
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link(u32::MAX)
+    }
+}
+
+impl From<Option<usize>> for Link {
+    fn from(unit: Option<usize>) -> Self {
+        unit.map_or(Link::default(), |u| Link(offset(u)))
+    }
 }
 
 /// A text cut into units, ready to score and fill.
@@ -76,19 +162,133 @@ pub(crate) struct Doc<'a> {
 impl Doc<'_> {
     /// The text of unit `i`.
     pub(crate) fn text(&self, i: usize) -> &str {
-        &self.source[self.units[i].span.clone()]
+        &self.source[self.units[i].span.range()]
     }
 }
 
 /// The values one field (a CSV column, a JSON key) takes across sibling records.
-#[derive(Debug, Default)]
+///
+/// Stored column-wise, 8 to 12 bytes a value: a table has many more values than rows, and a
+/// `(usize, FieldValue)` pair took 24. The records of a table's column, or of an array's key,
+/// follow one another, so their indices are only stored once they do not.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Field {
-    /// `(unit, value)` for every record that has the field.
-    pub(crate) values: Vec<(usize, FieldValue)>,
+    /// The record (unit) of each value, in the order they were pushed; empty while those are
+    /// consecutive from `first_unit`.
+    units: Vec<u32>,
+    /// The record of the first value, while the records are consecutive.
+    first_unit: u32,
+    /// Each value's `f64` bits or category hash.
+    bits: Vec<u64>,
+    /// One bit a value: whether it is a number.
+    numbers: Vec<u64>,
+}
+
+impl Field {
+    /// A field with room for `n` values: a table's column knows its length beforehand, and a
+    /// doubling vector would hold up to twice that.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Field {
+            bits: Vec::with_capacity(n),
+            numbers: Vec::with_capacity(n.div_ceil(64)),
+            ..Field::default()
+        }
+    }
+
+    /// Adds `value` of record `unit`.
+    pub(crate) fn push(&mut self, unit: usize, value: FieldValue) {
+        let i = self.len();
+        let unit = unit_index(unit);
+        if i == 0 {
+            self.first_unit = unit;
+        } else if !self.units.is_empty() {
+            self.units.push(unit);
+        } else if unit != self.first_unit.wrapping_add(i as u32) {
+            // The first gap: from here on every record is stored.
+            self.units.reserve_exact(self.bits.capacity().max(i + 1));
+            self.units
+                .extend((0..i as u32).map(|k| self.first_unit + k));
+            self.units.push(unit);
+        }
+        if i.is_multiple_of(64) {
+            self.numbers.push(0);
+        }
+        let bits = match value {
+            FieldValue::Number(x) => {
+                self.numbers[i / 64] |= 1 << (i % 64);
+                x.to_bits()
+            }
+            FieldValue::Category(h) => h,
+        };
+        self.bits.push(bits);
+    }
+
+    /// How many records have the field.
+    pub(crate) fn len(&self) -> usize {
+        self.bits.len()
+    }
+
+    fn unit(&self, i: usize) -> usize {
+        if self.units.is_empty() {
+            self.first_unit as usize + i
+        } else {
+            self.units[i] as usize
+        }
+    }
+
+    /// Value `i`: its record and the value.
+    fn get(&self, i: usize) -> (usize, FieldValue) {
+        let value = if self.numbers[i / 64] >> (i % 64) & 1 == 1 {
+            FieldValue::Number(f64::from_bits(self.bits[i]))
+        } else {
+            FieldValue::Category(self.bits[i])
+        };
+        (self.unit(i), value)
+    }
+
+    /// `(record, value)` pairs in the order they were pushed.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, FieldValue)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The values of the records `keep` accepts, as a field of its own.
+    pub(crate) fn filtered(&self, mut keep: impl FnMut(usize) -> bool) -> Field {
+        let mut subset = Field::default();
+        for (unit, value) in self.iter().filter(|&(u, _)| keep(u)) {
+            subset.push(unit, value);
+        }
+        subset
+    }
+
+    /// Renumbers the records after units were split: record `u` becomes `new_index[u]`.
+    pub(crate) fn renumber(&mut self, new_index: &[usize]) {
+        let mut renumbered = Field::with_capacity(self.len());
+        for (unit, value) in self.iter() {
+            renumbered.push(new_index[unit], value);
+        }
+        *self = renumbered;
+    }
+
+    /// Drops every value.
+    pub(crate) fn clear(&mut self) {
+        *self = Field::default();
+    }
+
+    /// Gives back the room reserved for more values.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.units.shrink_to_fit();
+        self.bits.shrink_to_fit();
+        self.numbers.shrink_to_fit();
+    }
+}
+
+/// A unit's index as stored in a field.
+fn unit_index(unit: usize) -> u32 {
+    offset(unit)
 }
 
 /// A field's value, as rarity and extremes need it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum FieldValue {
     Number(f64),
     /// A hash of a short text value.
@@ -97,30 +297,44 @@ pub(crate) enum FieldValue {
 
 /// Byte ranges of the lines of `text`, without their line terminators.
 pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
-    let mut spans = Vec::with_capacity(text.len() / 48 + 1);
+    lines(text).collect()
+}
+
+/// The lines of `text` one at a time, as [`line_spans`] lists them: a builder that walks them
+/// once holds no list of them (16 bytes a line, a third of a short log line's size).
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = text.as_bytes();
     let mut start = 0;
-    for (i, b) in text.bytes().enumerate() {
-        if b == b'\n' {
-            let end = if i > start && text.as_bytes()[i - 1] == b'\r' {
-                i - 1
-            } else {
-                i
-            };
-            spans.push(start..end);
-            start = i + 1;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
         }
-    }
-    if start < text.len() {
-        spans.push(start..text.len());
-    }
-    spans
+        let (end, next) = match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
+        let trimmed = if next > end && end > start && bytes[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        let span = start..trimmed;
+        start = next;
+        Some(span)
+    })
+}
+
+/// How many lines `text` has, as [`lines`] yields them: the room to reserve for one unit each.
+pub(crate) fn line_count(text: &str) -> usize {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// A hash of `line` with every word that holds a digit masked, so that repeats of one log
 /// statement with other numbers, ids and timestamps share it. Markup and assignments inside a
 /// word (`<key>1.2</key>`, `key=42`, `"id":7`) are split at their punctuation first, so that
 /// only the value is masked and two fields stay two templates.
-pub(crate) fn template_of(line: &str) -> u64 {
+pub(crate) fn template_of(line: &str) -> Template {
     let mut masked = Masked::default();
     for word in line.split_ascii_whitespace() {
         let bytes = word.as_bytes();
@@ -186,9 +400,9 @@ impl Masked {
         self.len += bytes.len();
     }
 
-    fn digest(mut self) -> u64 {
+    fn digest(mut self) -> Template {
         self.hasher.update(&self.buf[..self.len]);
-        self.hasher.digest()
+        template_id(self.hasher.digest())
     }
 }
 
@@ -321,6 +535,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_unit_takes_40_bytes() {
+        assert_eq!(std::mem::size_of::<Unit>(), 40);
+    }
+
+    #[test]
+    fn a_field_gives_back_what_it_was_given_records_consecutive_or_not() {
+        let values = [
+            (3, FieldValue::Number(1.5)),
+            (4, FieldValue::Category(7)),
+            (5, FieldValue::Number(-2.0)),
+            (9, FieldValue::Category(0)),
+            (10, FieldValue::Number(0.0)),
+        ];
+        let mut field = Field::with_capacity(2);
+        for (unit, value) in values {
+            field.push(unit, value);
+        }
+        assert_eq!(field.iter().collect::<Vec<_>>(), values);
+        // The consecutive start is stored without its records.
+        let mut consecutive = Field::default();
+        for &(unit, value) in &values[..3] {
+            consecutive.push(unit, value);
+        }
+        assert!(consecutive.units.is_empty());
+        assert_eq!(consecutive.iter().collect::<Vec<_>>(), values[..3]);
+        let shifted: Vec<usize> = (0..12).map(|u| u * 2).collect();
+        field.renumber(&shifted);
+        let units: Vec<usize> = field.iter().map(|(u, _)| u).collect();
+        assert_eq!(units, [6, 8, 10, 18, 20]);
+        let odd = field.filtered(|u| u % 4 == 2);
+        assert_eq!(odd.iter().map(|(u, _)| u).collect::<Vec<_>>(), [6, 10, 18]);
+    }
+
+    #[test]
     fn templates_ignore_numbers_and_ids() {
         assert_eq!(
             template_of("081109 203615 148 INFO PacketResponder 1 for block blk_-123 terminating"),
@@ -350,6 +598,11 @@ mod tests {
         let text = "a\r\nbb\n\nc";
         let lines: Vec<&str> = line_spans(text).into_iter().map(|s| &text[s]).collect();
         assert_eq!(lines, ["a", "bb", "", "c"]);
+        assert_eq!(line_count(text), 4);
+        for text in ["", "\n", "a", "a\n", "\r\n\r\n", "a\rb\n"] {
+            assert_eq!(line_count(text), line_spans(text).len(), "{text:?}");
+        }
+        assert_eq!(line_spans("a\rb\n").first(), Some(&(0..3)));
     }
 
     #[test]
