@@ -202,12 +202,21 @@ mod tests {
         assert_eq!(outcome.method, crate::Method::Extract);
         assert!(!outcome.text.contains('\x1b'), "{}", outcome.text);
         assert!(outcome.text.contains("job"), "{}", outcome.text);
-        let reference = outcome.reference.expect("a condensed result has a ref");
+        let reference = outcome.reference.clone().expect("a condensed result has a ref");
         let original = condenser
             .retrieve(&reference, crate::Selection::All)
             .await
             .unwrap();
         assert_eq!(original, log);
+        // The header states what the agent would have paid: the original, codes included.
+        let counter = crate::tokens::TokenCounter::new(crate::tokens::Encoding::default());
+        assert_eq!(outcome.tokens_before(), counter.count(&log));
+        assert!(outcome.tokens_before() > counter.count(&strip_escapes(&log)));
+        let header = outcome.text.lines().next().unwrap_or_default();
+        assert!(
+            header.contains(&crate::methods::truncate::group(outcome.tokens_before())),
+            "{header}"
+        );
     }
 
     fn is_allowed(stripped: &str) -> bool {

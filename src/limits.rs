@@ -142,6 +142,10 @@ fn human_bytes(bytes: usize) -> String {
 /// at 2.5–4.5× on arrays of small records, logs and tables; docs/benchmarks.md).
 const WORKING_SET_FACTOR: usize = 4;
 
+/// What passing a text through unchanged holds, as a multiple of its size: the result's copy
+/// of it, and the joined copy a multi-part response is decided on.
+const PASS_THROUGH_FACTOR: usize = 2;
+
 /// The longest a call waits for other calls to release memory before it is truncated instead.
 pub(crate) const MEMORY_WAIT: Duration = Duration::from_secs(2);
 
@@ -166,13 +170,15 @@ pub(crate) struct MemoryPermit {
 /// Why a call could not reserve its memory: the reason a truncated result gives.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "memory budget: condensing needs about {} and {} of [limits] max_inflight_bytes = {} {}; truncated instead",
+    "memory budget: {doing} needs about {} and {} of [limits] max_inflight_bytes = {} {}; truncated instead",
     human_bytes(*needed),
     human_bytes(*available),
     human_bytes(*total),
     if needed > total { "is less than that" } else { "stayed free for too short" }
 )]
 pub(crate) struct MemoryRefused {
+    /// What the memory was for: condensing, or passing the text through.
+    doing: &'static str,
     needed: usize,
     available: usize,
     total: usize,
@@ -200,10 +206,39 @@ impl MemoryBudget {
         wait_until: tokio::time::Instant,
     ) -> Result<MemoryPermit, MemoryRefused> {
         let needed = text_bytes.saturating_mul(WORKING_SET_FACTOR);
+        self.reserve_for("condensing", needed, wait_until).await
+    }
+
+    /// As [`MemoryBudget::reserve`], for a text passed through unchanged: its result holds
+    /// copies of it too, if no working set.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryBudget::reserve`].
+    pub(crate) async fn reserve_pass_through(
+        &self,
+        text_bytes: usize,
+        wait_until: tokio::time::Instant,
+    ) -> Result<MemoryPermit, MemoryRefused> {
+        self.reserve_for(
+            "passing it through",
+            text_bytes.saturating_mul(PASS_THROUGH_FACTOR),
+            wait_until,
+        )
+        .await
+    }
+
+    async fn reserve_for(
+        &self,
+        doing: &'static str,
+        needed: usize,
+        wait_until: tokio::time::Instant,
+    ) -> Result<MemoryPermit, MemoryRefused> {
         let kib = u32::try_from(needed.div_ceil(1024))
             .unwrap_or(u32::MAX)
             .max(1);
         let refused = |budget: &Self| MemoryRefused {
+            doing,
             needed,
             available: budget.permits.available_permits() * 1024,
             total: budget.total_kib as usize * 1024,
@@ -287,6 +322,25 @@ mod tests {
         assert!(reason.contains("truncated instead"), "{reason}");
         drop(held);
         assert!(budget.reserve(1 << 20, wait()).await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pass_through_reserves_its_copies_and_says_so_when_refused() {
+        let budget = MemoryBudget::new(6 << 20).unwrap();
+        let wait = || tokio::time::Instant::now() + MEMORY_WAIT;
+        // Two copies of 2 MiB fit in 6 MiB; a second pass-through of the same size does not.
+        let held = budget.reserve_pass_through(2 << 20, wait()).await.unwrap();
+        let refused = budget
+            .reserve_pass_through(2 << 20, wait())
+            .await
+            .unwrap_err();
+        let reason = refused.to_string();
+        assert!(
+            reason.contains("passing it through needs about 4.0 MiB"),
+            "{reason}"
+        );
+        drop(held);
+        assert!(budget.reserve_pass_through(2 << 20, wait()).await.is_ok());
     }
 
     #[tokio::test(start_paused = true)]

@@ -442,18 +442,55 @@ fn a_non_loopback_address_without_a_token_is_refused_unless_allowed_explicitly()
 /// Opens a connection, sends `partial`, and returns how long the proxy took to close it
 /// (or `None` when it was still open after 5 s).
 fn held_for(addr: &str, partial: &str) -> Option<Duration> {
+    held_for_bytes(addr, partial.as_bytes()).map(|(held, _)| held)
+}
+
+/// As [`held_for`], with what the server sent before it closed the connection.
+fn held_for_bytes(addr: &str, partial: &[u8]) -> Option<(Duration, Vec<u8>)> {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     let opened = Instant::now();
-    stream.write_all(partial.as_bytes()).expect("write");
+    stream.write_all(partial).expect("write");
     let mut sink = Vec::new();
     match stream.read_to_end(&mut sink) {
-        Ok(_) => Some(opened.elapsed()),
-        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => Some(opened.elapsed()),
+        Ok(_) => Some((opened.elapsed(), sink)),
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {
+            Some((opened.elapsed(), sink))
+        }
         Err(_) => None,
     }
+}
+
+/// An HTTP/2 connection (prior knowledge, no TLS) that sends one whole `GET /health` and then
+/// nothing: the preface, an empty SETTINGS frame, and one HEADERS frame ending the stream.
+fn http2_health_request(authority: &str) -> Vec<u8> {
+    let mut bytes = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    bytes.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    // HPACK: :method GET, :scheme http (static table), :path and :authority as literals.
+    let mut block = vec![0x82, 0x86, 0x44, 7];
+    block.extend(b"/health");
+    block.extend([0x41, u8::try_from(authority.len()).expect("short")]);
+    block.extend(authority.as_bytes());
+    let length = u32::try_from(block.len()).expect("short").to_be_bytes();
+    // HEADERS, END_STREAM | END_HEADERS, stream 1.
+    bytes.extend([length[1], length[2], length[3], 1, 0x05, 0, 0, 0, 1]);
+    bytes.extend(block);
+    bytes
+}
+
+#[test]
+fn an_http2_connection_idle_after_its_request_is_closed_within_the_read_timeout() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("http2-idle");
+    let proxy = Proxy::start(&python, &scratch, "[proxy]\nread_timeout_ms = 500\n", &[]);
+    let (held, answer) = held_for_bytes(&proxy.addr, &http2_health_request(&proxy.addr))
+        .expect("an idle HTTP/2 connection is closed");
+    let answered = answer.windows(13).any(|w| w == br#""status":"ok""#);
+    assert!(answered, "the request was served first: {answer:?}");
+    // Before, only an HTTP/2 connection's first request had a deadline: this one stayed open.
+    assert!(held < Duration::from_secs(3), "held {held:?}");
 }
 
 #[test]

@@ -148,6 +148,34 @@ fn an_http_upstreams_17_mb_result_is_condensed_and_a_too_deep_one_ends_at_once()
     assert_eq!(text_of(&steps[2]), "echo: after");
 }
 
+#[test]
+fn an_http_upstreams_event_over_the_limit_fails_its_call_naming_the_limit() {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("http-over-limit");
+    // 4 MiB of input reads events of up to 16 MiB: the 17 MB result is over it.
+    let config = scratch.config("[limits]\nmax_input_bytes = 4194304\n");
+    let upstream = HttpUpstream::start(&python);
+    let steps = json!([
+        big(BIG_RESULT_BYTES),
+        {"op": "call_tool", "name": "echo", "arguments": {"text": "after"}}
+    ]);
+    let target = stdio_proxy_with(&[
+        "--config".to_owned(),
+        config,
+        "--upstream-url".to_owned(),
+        upstream.url.clone(),
+    ]);
+    let report = client(&python, &steps, &target);
+    let steps = report["steps"].as_array().expect("steps");
+    let error = error_of(&steps[0]);
+    assert!(
+        error.contains("[limits] max_input_bytes") && error.contains("16.0 MiB"),
+        "{error}"
+    );
+    assert!(elapsed_ms(&steps[0]) < 10_000, "{}", steps[0]);
+    assert_eq!(text_of(&steps[1]), "echo: after");
+}
+
 /// The default `upstream_timeout_ms` (120 s) must not cut a long call that shows it is alive.
 #[test]
 fn a_call_that_reports_progress_outlives_the_timeout_and_a_silent_one_does_not() {

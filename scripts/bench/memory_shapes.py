@@ -3,7 +3,8 @@
     python3 scripts/bench/memory_shapes.py DIR [SIZE_MB...]
 
 Shapes: an array of small records (the worst case for a parsed tree), a log, one single-line
-JSON object holding nested records, and a CSV table. Seeded, so every run writes the same bytes.
+JSON object holding nested records, a CSV table, and a log of very short lines (the most units
+per byte). Seeded, so every run writes the same bytes.
 """
 
 import json
@@ -69,11 +70,26 @@ def csv(path, size, rng):
             i += 1
 
 
-SHAPES = {"array": (array, "json"), "log": (log, "log"), "object": (single_line_object, "json"), "csv": (csv, "csv")}
+def short_log(path, size, rng):
+    # About 40 bytes a line: a unit per 40 bytes of input.
+    words = ["ok", "ok", "ok", "retry", "slow", "ERROR"]
+    with open(path, "w") as out:
+        written, i = 0, 0
+        while written < size:
+            line = "%02d:%02d:%02d INFO job %d %s in %d ms\n" % (
+                i // 3600 % 24, i // 60 % 60, i % 60, rng.randrange(100000), rng.choice(words),
+                rng.randrange(1000))
+            out.write(line)
+            written += len(line)
+            i += 1
+
+
+SHAPES = {"array": (array, "json"), "log": (log, "log"), "object": (single_line_object, "json"), "csv": (csv, "csv"),
+          "short-log": (short_log, "log")}
 
 if __name__ == "__main__":
     out_dir = sys.argv[1]
-    sizes = [int(s) for s in sys.argv[2:]] or [62, 50, 50, 50]
+    sizes = [int(s) for s in sys.argv[2:]] or [62, 50, 50, 50, 50]
     os.makedirs(out_dir, exist_ok=True)
     for (name, (write, ext)), mb in zip(SHAPES.items(), sizes):
         path = os.path.join(out_dir, "%s-%dmb.%s" % (name, mb, ext))

@@ -19,18 +19,28 @@ use crate::methods::verify::guard_facts;
 use crate::policy::Plan;
 use crate::tokens::TokenCounter;
 
+/// The text a call condenses.
+pub(super) struct Input {
+    /// What the methods read: the original with its escape codes stripped.
+    pub(super) read: SharedText,
+    /// The original as the tool gave it (its considered part): what the agent would have paid
+    /// for, so what the header's and the outcome's `tokens_before` count.
+    pub(super) original: SharedText,
+}
+
 impl Condenser {
     /// The ladder: LLM (when allowed and configured) → extractive → truncation, within the
     /// plan's deadline.
     pub(super) async fn ladder(
         &self,
-        text: &SharedText,
+        input: &Input,
         request: &Request<'_>,
         mut plan: Plan,
         reference: &str,
         note: Option<&str>,
         started: Instant,
     ) -> Condensed {
+        let text = &input.read;
         let counter = TokenCounter::new(plan.encoding);
         let deadline = tokio::time::Instant::from_std(started + plan.deadline);
         let mut fallback = None;
@@ -53,7 +63,7 @@ impl Condenser {
         // Count the original while the methods run: the header needs it, and on large inputs
         // it is the slowest part of the extractive path.
         let tokens_before = {
-            let shared = text.clone();
+            let shared = input.original.clone();
             tokio::task::spawn_blocking(move || counter.count(&shared))
         };
         let body_budget = plan.budget_tokens.saturating_sub(HEADER_RESERVE);
@@ -81,7 +91,7 @@ impl Condenser {
             }
         }
 
-        let tokens_before = tokens_before.await.unwrap_or(text.len());
+        let tokens_before = tokens_before.await.unwrap_or(input.original.len());
         // Every rung's answer is finished and shown to the hook the same way.
         let judged = |body: &str, method: Method| {
             let outcome = self.finish(body, method, tokens_before, reference, note, &counter, plan);

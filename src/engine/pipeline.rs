@@ -13,7 +13,7 @@ use std::time::Instant;
 use tracing::Instrument;
 
 use super::shared::{SharedText, Source};
-use super::{Condensed, Condenser, Method, Request, Verdict};
+use super::{Condensed, Condenser, Method, Request, Verdict, ladder};
 use crate::config::Mode;
 use crate::limits::{Considered, cut_input};
 use crate::policy::{Decision, Plan, Subject};
@@ -77,17 +77,30 @@ impl Condenser {
         // Decide: a count the policy makes exactly is kept for the pass-through's figures.
         let counted = OnceLock::new();
         let decision = decided.unwrap_or_else(|| self.decide(input.considered, request, &counted));
+        // A text passed through is held too (its result's copies): it reserves them from the
+        // memory budget like a condensed one, and is truncated like one when it cannot.
+        let mut memory_refused = None;
         let mut plan = match decision {
             Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
-            _ => {
-                let outcome = self
-                    .pass_through(source, input, request, started, counted.get().copied())
-                    .await;
-                self.notify(&outcome, request);
-                return outcome;
-            }
+            _ => match self.reserve_pass_through(input.considered.len()).await {
+                Ok(_permit) => {
+                    let outcome = self
+                        .pass_through(source, input, request, started, counted.get().copied())
+                        .await;
+                    self.notify(&outcome, request);
+                    return outcome;
+                }
+                Err(refused) => {
+                    tracing::warn!(bytes = input.considered.len(), "{refused}");
+                    memory_refused = Some(refused.to_string());
+                    Plan {
+                        mode: Mode::Truncate,
+                        ..Plan::from_rule(&self.inner.config.rule_for(request.tool))
+                    }
+                }
+            },
         };
-        if let Some(mode) = request.mode {
+        if let Some(mode) = request.mode.filter(|_| memory_refused.is_none()) {
             plan.mode = mode;
         }
         // Keep: the ref goes into the header and the cache key.
@@ -98,23 +111,36 @@ impl Condenser {
         let note = note.as_deref();
         // Cache: the key is of the text as given, before the escape codes are stripped.
         let key = self.cache_key(&text, request, &plan, note);
-        // Escape codes are noise to every rung; the kept original has them (docs/hostile-input.md).
-        let text = match crate::ansi::strip_escapes(&text) {
-            std::borrow::Cow::Owned(stripped) => Some(stripped),
-            std::borrow::Cow::Borrowed(_) => None,
-        }
-        .map_or(text, SharedText::from_string);
+        // Escape codes are noise to every rung; the kept original has them, and the header
+        // counts it as the agent would have paid for it (docs/hostile-input.md).
+        let read = match crate::ansi::strip_escapes(&text) {
+            std::borrow::Cow::Owned(stripped) => SharedText::from_string(stripped),
+            std::borrow::Cow::Borrowed(_) => text.clone(),
+        };
+        let input = ladder::Input {
+            read,
+            original: text,
+        };
         // Condense: the ladder (LLM → extractive → truncation) verifies and fits the header.
         let condense = async {
             let mut outcome = self
-                .ladder(&text, request, plan, &reference, note, started)
+                .ladder(&input, request, plan, &reference, note, started)
                 .await;
             outcome.input_cut = cut.clone();
             outcome
         };
-        let Some(cache) = self.inner.store.results() else {
+        // A truncation for want of memory is not cached: the next identical call may have it.
+        let cache = self
+            .inner
+            .store
+            .results()
+            .filter(|_| memory_refused.is_none());
+        let Some(cache) = cache else {
             let mut outcome = condense.await;
             outcome.elapsed = started.elapsed();
+            if memory_refused.is_some() {
+                outcome.fallback = memory_refused;
+            }
             return outcome;
         };
         let fresh = AtomicBool::new(false);
@@ -221,6 +247,23 @@ impl Condenser {
         };
         outcome.elapsed = started.elapsed();
         outcome
+    }
+
+    /// Reserves what passing `text_bytes` through holds; no permit is needed without a budget.
+    pub(super) async fn reserve_pass_through(
+        &self,
+        text_bytes: usize,
+    ) -> Result<Option<crate::limits::MemoryPermit>, crate::limits::MemoryRefused> {
+        match &self.inner.memory {
+            Some(budget) => {
+                let wait_until = tokio::time::Instant::now() + crate::limits::MEMORY_WAIT;
+                budget
+                    .reserve_pass_through(text_bytes, wait_until)
+                    .await
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
     }
 
     /// Shows the hook an outcome.

@@ -90,8 +90,14 @@ impl Condenser {
             _ => {
                 let limit = self.inner.config.limits.max_input_bytes;
                 if parts.iter().any(|part| part.len() > limit) {
-                    return self.cut_long_parts(parts, request).await;
+                    return self.cut_long_parts(parts, request, limit).await;
                 }
+                let Ok(_permit) = self.reserve_pass_through(joined.len()).await else {
+                    // Short of memory for the whole: each part is passed on, or truncated, on
+                    // a reservation of its own.
+                    drop(joined);
+                    return self.cut_long_parts(parts, request, 0).await;
+                };
                 // The hook still sees the pass-through outcome.
                 let input = cut_input(&joined, None, usize::MAX);
                 let counted = counted.get().copied();
@@ -144,14 +150,14 @@ impl Condenser {
         (new_parts, outcomes)
     }
 
-    /// A pass-through response still hands on no part longer than the input limit: each such
-    /// part goes through [`Condenser::condense`], which cuts it and says so.
+    /// A pass-through response still hands on no part longer than `limit` (the input limit):
+    /// each such part goes through [`Condenser::condense`], which cuts it and says so.
     async fn cut_long_parts(
         &self,
         parts: Vec<String>,
         request: Request<'_>,
+        limit: usize,
     ) -> (Vec<Option<String>>, Vec<Condensed>) {
-        let limit = self.inner.config.limits.max_input_bytes;
         let mut new_parts = Vec::with_capacity(parts.len());
         let mut outcomes = Vec::new();
         for part in parts {

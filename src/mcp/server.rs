@@ -210,7 +210,14 @@ impl ProxyServer {
                 }
                 Ok(result)
             }
-            Err(RelayError::ConnectionLost(_)) => Err(supervisor.lost(&live, proxy).await.into()),
+            Err(RelayError::ConnectionLost(_)) => {
+                let mut error: McpError = supervisor.lost(&live, proxy).await.into();
+                let limit = loaded.engine.config().limits.max_input_bytes;
+                if let Some(hint) = self.shared.upstream.lost_hint(limit) {
+                    error.message = format!("{}{hint}", error.message).into();
+                }
+                Err(error)
+            }
             Err(RelayError::Timeout(after)) => Err(UpstreamFailure::TimedOut {
                 upstream: self.shared.upstream.label(),
                 method,

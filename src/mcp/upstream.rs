@@ -74,6 +74,23 @@ impl UpstreamSpec {
             UpstreamSpec::Url(url) => redact_url(url),
         }
     }
+
+    /// What a lost connection may have been, beyond the upstream's own doing: over HTTP, an
+    /// event larger than the proxy reads (`max_input_bytes` sets it) ends its response stream,
+    /// and rmcp reports that as a closed connection without the cause; a child's message of
+    /// that size is named as such by the stdio transport.
+    pub(crate) fn lost_hint(&self, max_input_bytes: usize) -> Option<String> {
+        const MIB: f64 = 1024.0 * 1024.0;
+        match self {
+            UpstreamSpec::Command { .. } => None,
+            UpstreamSpec::Url(_) => Some(format!(
+                "; an answer event over {:.1} MiB, the most the proxy reads in one message (twice \
+                 `[limits] max_input_bytes`, at least 16 MiB), ends it so: if the tool returns \
+                 that much, raise `[limits] max_input_bytes` or ask the tool for less",
+                line_limit(max_input_bytes) as f64 / MIB
+            )),
+        }
+    }
 }
 
 /// The URL without credentials or query: what may appear in logs and the health answer.
@@ -511,6 +528,16 @@ mod tests {
             UpstreamSpec::command(Vec::<String>::new()),
             Err(ProxyError::NoUpstream)
         ));
+    }
+
+    #[test]
+    fn a_lost_http_connection_names_the_event_limit() {
+        let url = UpstreamSpec::Url("http://h/mcp".into());
+        let hint = url.lost_hint(4 << 20).expect("over HTTP");
+        assert!(hint.contains("over 16.0 MiB"), "{hint}");
+        assert!(hint.contains("[limits] max_input_bytes"), "{hint}");
+        let command = UpstreamSpec::command(["server"]).expect("spec");
+        assert_eq!(command.lost_hint(4 << 20), None);
     }
 
     #[test]

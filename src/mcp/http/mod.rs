@@ -2,7 +2,8 @@
 //!
 //! What keeps it safe to expose: a cap on sessions and an idle timeout ([`sessions`]), a
 //! bearer token and browser-origin checks ([`access`]), and read deadlines ([`timeout`]). The
-//! `[proxy]` keys that set them are read once, when the server starts.
+//! `[proxy]` keys that set them are read once, when the server starts; a reload that changes
+//! one logs a warning naming it.
 
 mod access;
 mod sessions;
@@ -24,7 +25,7 @@ use tower::Service;
 
 use self::access::Access;
 use self::sessions::SessionLimit;
-use self::timeout::{FirstRequest, TimedBody};
+use self::timeout::{Activity, TimedBody};
 use super::error::ProxyError;
 use super::server::{ProxyServer, Shared};
 use crate::ProxyConfig;
@@ -73,6 +74,10 @@ pub(crate) async fn serve(
         settings.session_idle_timeout,
     ));
     tokio::spawn(sessions.clone().close_idle(shutdown.clone()));
+    tokio::spawn(warn_when_start_keys_change(
+        shared.loaded.clone(),
+        shutdown.clone(),
+    ));
     let upstream_label = shared.upstream.label();
     let mcp = StreamableHttpService::new(
         move || Ok(ProxyServer::for_http_session(shared.clone())),
@@ -101,12 +106,12 @@ pub(crate) async fn serve(
             () = shutdown.cancelled() => return Ok(()),
         };
         let _ = stream.set_nodelay(true);
-        let first_request = FirstRequest::default();
+        let activity = Activity::default();
         let service = {
             let (mcp, access, sessions) = (mcp.clone(), access.clone(), sessions.clone());
-            let (upstream_label, first_request) = (upstream_label.clone(), first_request.clone());
+            let (upstream_label, activity) = (upstream_label.clone(), activity.clone());
             hyper::service::service_fn(move |request: Request<Incoming>| {
-                first_request.arrived();
+                let in_flight = activity.started();
                 let mut mcp = mcp.clone();
                 let admitted = admit(&request, &access, &sessions, &upstream_label);
                 let ending_session = request.method() == Method::DELETE;
@@ -124,6 +129,14 @@ pub(crate) async fn serve(
                     if ending_session && response.status() == StatusCode::ACCEPTED {
                         *response.status_mut() = StatusCode::OK;
                     }
+                    // The request is in progress until its response is sent whole.
+                    let response = response.map(|body| {
+                        body.map_frame(move |frame| {
+                            let _ = &in_flight;
+                            frame
+                        })
+                        .boxed()
+                    });
                     Ok::<_, Infallible>(response)
                 }
             })
@@ -142,12 +155,68 @@ pub(crate) async fn serve(
                         tracing::debug!(%error, "HTTP connection ended with an error");
                     }
                 }
-                () = first_request.missed(read_timeout) => {
+                () = activity.idle(read_timeout) => {
                     tracing::debug!("closed an HTTP connection that sent no request in time");
                 }
                 () = connection_shutdown.cancelled() => {}
             }
         });
+    }
+}
+
+/// The `[proxy]` keys the HTTP server reads once, when it starts. The token itself comes from
+/// the process's environment, which a reload of the file cannot change, and the `Origin` and
+/// `Host` checks are rmcp's, set when its service is made: a change to any of these takes
+/// effect when the proxy restarts, and a reload that makes one says so.
+const START_KEYS: [(&str, SameKey); 6] = [
+    ("auth_token_env", |a, b| {
+        a.auth_token_env == b.auth_token_env
+    }),
+    ("allowed_origins", |a, b| {
+        a.allowed_origins == b.allowed_origins
+    }),
+    ("allow_unauthenticated", |a, b| {
+        a.allow_unauthenticated == b.allow_unauthenticated
+    }),
+    ("max_sessions", |a, b| a.max_sessions == b.max_sessions),
+    ("session_idle_timeout_ms", |a, b| {
+        a.session_idle_timeout == b.session_idle_timeout
+    }),
+    ("read_timeout_ms", |a, b| a.read_timeout == b.read_timeout),
+];
+
+/// Whether a key has the same value in both settings.
+type SameKey = fn(&ProxyConfig, &ProxyConfig) -> bool;
+
+/// The [`START_KEYS`] whose values differ between `started` and `now`.
+fn changed_start_keys(started: &ProxyConfig, now: &ProxyConfig) -> Vec<&'static str> {
+    START_KEYS
+        .iter()
+        .filter(|(_, same)| !same(started, now))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// Logs a warning for each reload that changes a key read only at start.
+async fn warn_when_start_keys_change(
+    mut loaded: tokio::sync::watch::Receiver<Arc<super::server::Loaded>>,
+    shutdown: CancellationToken,
+) {
+    let started = loaded.borrow_and_update().engine.config().proxy.clone();
+    loop {
+        tokio::select! {
+            changed = loaded.changed() => if changed.is_err() { return },
+            () = shutdown.cancelled() => return,
+        }
+        let now = loaded.borrow_and_update().engine.config().proxy.clone();
+        let changed = changed_start_keys(&started, &now);
+        if !changed.is_empty() {
+            tracing::warn!(
+                keys = %changed.join(", "),
+                "reloaded [proxy] keys the HTTP server reads at start: they take effect when the \
+                 proxy restarts (the token is read from the environment then)"
+            );
+        }
     }
 }
 
@@ -250,4 +319,25 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
         header::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reload_names_the_start_keys_it_changed() {
+        let started = ProxyConfig::default();
+        assert!(changed_start_keys(&started, &started.clone()).is_empty());
+        let now = ProxyConfig {
+            auth_token_env: Some("CONDENSE_TOKEN".into()),
+            read_timeout: started.read_timeout * 2,
+            query_argument_name: "question".into(),
+            ..started.clone()
+        };
+        assert_eq!(
+            changed_start_keys(&started, &now),
+            ["auth_token_env", "read_timeout_ms"]
+        );
+    }
 }

@@ -1,21 +1,22 @@
 //! Read deadlines, so a client that sends slowly (or not at all) cannot hold a connection, a
 //! task and a descriptor for as long as it likes.
 //!
-//! Three places wait on the client: before the first request (hyper-util first reads a few
-//! bytes to tell HTTP/1 from HTTP/2, with no deadline of its own), for a request's headers
-//! (hyper's `header_read_timeout`, which also closes an idle keep-alive connection), and for a
-//! request's body ([`TimedBody`]). Each gets the one `[proxy] read_timeout_ms`.
+//! Three places wait on the client: between requests (before the first one, hyper-util reads a
+//! few bytes to tell HTTP/1 from HTTP/2 with no deadline of its own, and an HTTP/2 connection
+//! may stay open between streams: [`Activity`] closes a connection with no request in progress
+//! for the deadline), for a request's headers (hyper's `header_read_timeout` for HTTP/1), and
+//! for a request's body ([`TimedBody`]). Each gets the one `[proxy] read_timeout_ms`.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 /// Why a request body could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -74,24 +75,71 @@ impl Body for TimedBody {
     }
 }
 
-/// Set once a connection has delivered the headers of its first request.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FirstRequest(Arc<AtomicBool>);
+/// A connection's requests in progress, and when it last began or ended one: what tells an
+/// idle connection from a busy one. hyper's header deadline covers only HTTP/1; an HTTP/2
+/// client opens streams on a connection it keeps, so the proxy closes one that has had no
+/// request in progress for the read deadline itself, before its first request as after its
+/// last.
+#[derive(Debug, Clone)]
+pub(crate) struct Activity(Arc<ActivityState>);
 
-impl FirstRequest {
-    /// Records that a request's headers arrived.
-    pub(crate) fn arrived(&self) {
-        self.0.store(true, Ordering::Relaxed);
+#[derive(Debug)]
+struct ActivityState {
+    in_flight: AtomicUsize,
+    last: Mutex<Instant>,
+}
+
+/// A request in progress, from its headers until its response is sent (or dropped): a
+/// response streamed for as long as the session lasts keeps its connection open.
+#[derive(Debug)]
+pub(crate) struct InFlight(Activity);
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity(Arc::new(ActivityState {
+            in_flight: AtomicUsize::new(0),
+            last: Mutex::new(Instant::now()),
+        }))
+    }
+}
+
+impl Activity {
+    /// Records that a request's headers arrived; the request is in progress until the guard
+    /// is dropped.
+    pub(crate) fn started(&self) -> InFlight {
+        self.0.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.touch();
+        InFlight(self.clone())
     }
 
-    /// Waits `limit`, then never finishes if a request arrived by then: a future to race
-    /// against the connection, which is dropped (closed) when this one finishes first.
-    pub(crate) async fn missed(self, limit: Duration) {
-        tokio::time::sleep(limit).await;
-        if self.0.load(Ordering::Relaxed) {
-            // From here on hyper's own header deadline applies.
-            std::future::pending::<()>().await;
+    fn touch(&self) {
+        *self.0.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn last(&self) -> Instant {
+        *self.0.last.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Finishes once the connection has had no request in progress for `limit`: a future to
+    /// race against the connection, which is dropped (closed) when this one finishes first.
+    pub(crate) async fn idle(self, limit: Duration) {
+        loop {
+            let now = Instant::now();
+            let busy = self.0.in_flight.load(Ordering::SeqCst) > 0;
+            let deadline = self.last() + limit;
+            if !busy && now >= deadline {
+                return;
+            }
+            // A request in progress is looked at again after another `limit`.
+            tokio::time::sleep_until(if busy { now + limit } else { deadline }).await;
         }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -100,25 +148,31 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn a_connection_without_a_request_misses_its_deadline() {
-        let first = FirstRequest::default();
-        let missed = tokio::time::timeout(
+    async fn a_connection_without_a_request_is_idle_at_its_deadline() {
+        let activity = Activity::default();
+        let idle = tokio::time::timeout(
             Duration::from_secs(2),
-            first.clone().missed(Duration::from_secs(1)),
+            activity.clone().idle(Duration::from_secs(1)),
         )
         .await;
-        assert!(missed.is_ok(), "finished at the deadline");
+        assert!(idle.is_ok(), "finished at the deadline");
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_connection_with_a_request_never_misses() {
-        let first = FirstRequest::default();
-        first.arrived();
-        let missed = tokio::time::timeout(
-            Duration::from_secs(5),
-            first.clone().missed(Duration::from_secs(1)),
-        )
-        .await;
-        assert!(missed.is_err(), "still pending");
+    async fn a_request_in_progress_keeps_its_connection_and_the_deadline_restarts_after_it() {
+        let activity = Activity::default();
+        let limit = Duration::from_secs(1);
+        let request = activity.started();
+        let watcher = tokio::spawn(activity.clone().idle(limit));
+        // A long response (a session's event stream) is not idleness.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(!watcher.is_finished(), "busy for 5 s, still open");
+        drop(request);
+        // The deadline runs from the end of the last request: a second request's headers
+        // are awaited for `limit`, as on the first.
+        tokio::time::sleep(limit / 2).await;
+        assert!(!watcher.is_finished(), "idle for half the deadline");
+        tokio::time::sleep(limit).await;
+        assert!(watcher.is_finished(), "idle past the deadline");
     }
 }

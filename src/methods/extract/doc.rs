@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::detect::ContentKind;
+pub(crate) use super::field::{Field, FieldValue};
 
 /// How severe a unit is, from its log level or the words in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -35,26 +36,112 @@ impl Level {
 }
 
 /// One piece of the source that is kept or omitted whole.
+///
+/// 40 bytes: a log of short lines has a unit for every 40 or so bytes of input, so the unit's
+/// size is what a log's peak memory grows with. Offsets and indices are 32-bit (a source is
+/// far below 4 GiB: `[limits] max_input_bytes`), and optional ones keep `None` in the same
+/// bytes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Unit {
     /// Where the unit's text is in [`Doc::source`], without its trailing newline.
-    pub(crate) span: Range<usize>,
+    pub(crate) span: Span,
+    /// Units with the same template (numbers and ids masked) are repeats of one another.
+    pub(crate) template: Option<Template>,
     /// A unit that gives this one its context (a heading, a parent line, a record's schema):
     /// kept whenever this one is.
-    pub(crate) parent: Option<usize>,
+    pub(crate) parent: Link,
     /// Units of one small block (a section, a commit, a paragraph) share part of their best
     /// score, so a match pulls in the rest of what it belongs to.
     pub(crate) block: Option<u32>,
-    /// Units with the same template (numbers and ids masked) are repeats of one another.
-    pub(crate) template: Option<u64>,
     /// Importance without any query: errors, rare templates, headings, extremes.
     pub(crate) prior: f32,
+    /// How many lines, rows or items the unit stands for, for omission markers.
+    pub(crate) weight: u32,
     /// Structure that frames the whole (a schema, a header row): chosen before anything else.
     pub(crate) pinned: bool,
     /// Severity.
     pub(crate) level: Level,
-    /// How many lines, rows or items the unit stands for, for omission markers.
-    pub(crate) weight: u32,
+}
+
+/// A template: a hash, never 0, so that an absent one takes no room of its own.
+pub(crate) type Template = std::num::NonZeroU64;
+
+/// `hash` as a [`Template`] (0, one hash in 2^64, shares the template of 1).
+pub(crate) fn template_id(hash: u64) -> Template {
+    Template::new(hash).unwrap_or(Template::MIN)
+}
+
+/// A byte range of the source in 8 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// The range as it indexes the source.
+    pub(crate) fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Where the range starts.
+    pub(crate) fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// Where the range ends (exclusive).
+    pub(crate) fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// How many bytes the range holds.
+    pub(crate) fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// Moves the end, to take in what follows (a continuation line).
+    pub(crate) fn set_end(&mut self, end: usize) {
+        self.end = offset(end);
+    }
+}
+
+impl From<Range<usize>> for Span {
+    fn from(range: Range<usize>) -> Self {
+        Span {
+            start: offset(range.start),
+            end: offset(range.end),
+        }
+    }
+}
+
+/// A source offset or unit index in 32 bits. Sources are cut at `[limits] max_input_bytes`,
+/// far below 4 GiB; should one still reach it, this panics and [`super::extract_with_stats`]
+/// answers with a truncation, as for any panic of the compressor.
+pub(super) fn offset(n: usize) -> u32 {
+    u32::try_from(n).expect("a source under 4 GiB")
+}
+
+/// An optional unit index in 4 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Link(u32);
+
+impl Link {
+    /// The unit linked to, if any.
+    pub(crate) fn get(self) -> Option<usize> {
+        (self.0 != u32::MAX).then_some(self.0 as usize)
+    }
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link(u32::MAX)
+    }
+}
+
+impl From<Option<usize>> for Link {
+    fn from(unit: Option<usize>) -> Self {
+        unit.map_or(Link::default(), |u| Link(offset(u)))
+    }
 }
 
 /// A text cut into units, ready to score and fill.
@@ -76,51 +163,50 @@ pub(crate) struct Doc<'a> {
 impl Doc<'_> {
     /// The text of unit `i`.
     pub(crate) fn text(&self, i: usize) -> &str {
-        &self.source[self.units[i].span.clone()]
+        &self.source[self.units[i].span.range()]
     }
-}
-
-/// The values one field (a CSV column, a JSON key) takes across sibling records.
-#[derive(Debug, Default)]
-pub(crate) struct Field {
-    /// `(unit, value)` for every record that has the field.
-    pub(crate) values: Vec<(usize, FieldValue)>,
-}
-
-/// A field's value, as rarity and extremes need it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum FieldValue {
-    Number(f64),
-    /// A hash of a short text value.
-    Category(u64),
 }
 
 /// Byte ranges of the lines of `text`, without their line terminators.
 pub(crate) fn line_spans(text: &str) -> Vec<Range<usize>> {
-    let mut spans = Vec::with_capacity(text.len() / 48 + 1);
+    lines(text).collect()
+}
+
+/// The lines of `text` one at a time, as [`line_spans`] lists them: a builder that walks them
+/// once holds no list of them (16 bytes a line, a third of a short log line's size).
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = text.as_bytes();
     let mut start = 0;
-    for (i, b) in text.bytes().enumerate() {
-        if b == b'\n' {
-            let end = if i > start && text.as_bytes()[i - 1] == b'\r' {
-                i - 1
-            } else {
-                i
-            };
-            spans.push(start..end);
-            start = i + 1;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
         }
-    }
-    if start < text.len() {
-        spans.push(start..text.len());
-    }
-    spans
+        let (end, next) = match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
+        let trimmed = if next > end && end > start && bytes[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        let span = start..trimmed;
+        start = next;
+        Some(span)
+    })
+}
+
+/// How many lines `text` has, as [`lines`] yields them: the room to reserve for one unit each.
+pub(crate) fn line_count(text: &str) -> usize {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// A hash of `line` with every word that holds a digit masked, so that repeats of one log
 /// statement with other numbers, ids and timestamps share it. Markup and assignments inside a
 /// word (`<key>1.2</key>`, `key=42`, `"id":7`) are split at their punctuation first, so that
 /// only the value is masked and two fields stay two templates.
-pub(crate) fn template_of(line: &str) -> u64 {
+pub(crate) fn template_of(line: &str) -> Template {
     let mut masked = Masked::default();
     for word in line.split_ascii_whitespace() {
         let bytes = word.as_bytes();
@@ -186,9 +272,9 @@ impl Masked {
         self.len += bytes.len();
     }
 
-    fn digest(mut self) -> u64 {
+    fn digest(mut self) -> Template {
         self.hasher.update(&self.buf[..self.len]);
-        self.hasher.digest()
+        template_id(self.hasher.digest())
     }
 }
 
@@ -321,6 +407,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_unit_takes_40_bytes() {
+        assert_eq!(std::mem::size_of::<Unit>(), 40);
+    }
+
+    #[test]
     fn templates_ignore_numbers_and_ids() {
         assert_eq!(
             template_of("081109 203615 148 INFO PacketResponder 1 for block blk_-123 terminating"),
@@ -350,6 +441,11 @@ mod tests {
         let text = "a\r\nbb\n\nc";
         let lines: Vec<&str> = line_spans(text).into_iter().map(|s| &text[s]).collect();
         assert_eq!(lines, ["a", "bb", "", "c"]);
+        assert_eq!(line_count(text), 4);
+        for text in ["", "\n", "a", "a\n", "\r\n\r\n", "a\rb\n"] {
+            assert_eq!(line_count(text), line_spans(text).len(), "{text:?}");
+        }
+        assert_eq!(line_spans("a\rb\n").first(), Some(&(0..3)));
     }
 
     #[test]

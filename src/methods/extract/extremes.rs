@@ -45,17 +45,15 @@ pub(crate) fn add_field_signals(
     let mut rare = vec![0.0f32; scores.len()];
     let mut extreme = vec![0.0f32; scores.len()];
     for field in &doc.fields {
-        let all = &field.values;
         signals(
-            all,
+            field,
             RARE_VALUE_WEIGHT,
             EXTREME_WEIGHT,
             ends,
             &mut rare,
             &mut extreme,
         );
-        let subset: Vec<(usize, FieldValue)> =
-            all.iter().copied().filter(|(u, _)| matched[*u]).collect();
+        let subset = field.filtered(|u| matched[u]);
         if subset.len() >= 3 {
             signals(
                 &subset,
@@ -85,11 +83,7 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
     let numeric: Vec<&Field> = doc
         .fields
         .iter()
-        .filter(|f| {
-            f.values
-                .iter()
-                .any(|(_, v)| matches!(v, FieldValue::Number(_)))
-        })
+        .filter(|f| f.iter().any(|(_, v)| matches!(v, FieldValue::Number(_))))
         .collect();
     if numeric.is_empty() {
         return;
@@ -98,20 +92,20 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
     let mut unused = vec![0.0f32; doc.units.len()];
     for field in &doc.fields {
         let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
-        for &(u, v) in &field.values {
+        for (u, v) in field.iter() {
             if let FieldValue::Category(h) = v {
                 groups.entry(h).or_default().push(u);
             }
         }
-        let all_hits = field.values.iter().filter(|(u, _)| touched[*u]).count();
+        let all_hits = field.iter().filter(|&(u, _)| touched[u]).count();
         let mut named: Vec<&Vec<usize>> = groups
             .values()
             .filter(|members| {
                 let hits = members.iter().filter(|&&u| touched[u]).count();
-                let others = field.values.len() - members.len();
+                let others = field.len() - members.len();
                 // The value is what matched when its records match and most others do not.
                 members.len() >= MIN_GROUP
-                    && members.len() * 2 <= field.values.len()
+                    && members.len() * 2 <= field.len()
                     && hits * 10 >= members.len() * 8
                     && (all_hits - hits) * 2 <= others
             })
@@ -122,12 +116,7 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
                 in_group[u] = true;
             }
             for column in &numeric {
-                let subset: Vec<(usize, FieldValue)> = column
-                    .values
-                    .iter()
-                    .copied()
-                    .filter(|(u, _)| in_group[*u])
-                    .collect();
+                let subset = column.filtered(|u| in_group[u]);
                 signals(
                     &subset,
                     0.0,
@@ -145,7 +134,7 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
 }
 
 fn signals(
-    values: &[(usize, FieldValue)],
+    values: &Field,
     rare_weight: f32,
     extreme_weight: f32,
     ends: Ends,
@@ -163,7 +152,7 @@ fn signals(
     // Counted by sorting rather than hashing: a field of ids has as many distinct values as
     // records, and a map of them would cost several times the field itself.
     let counts: Option<Vec<(u64, u32)>> = {
-        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(v)).collect();
+        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(&v)).collect();
         keys.sort_unstable();
         let distinct = 1 + keys.windows(2).filter(|pair| pair[0] != pair[1]).count();
         // A field where most values differ (ids, urls, timings) says nothing by rarity.
@@ -185,16 +174,16 @@ fn signals(
                 .map_or(0, |i| counts[i].1)
         };
         let full = (n as f32).ln();
-        for (u, v) in values {
-            let count = count_of(key(v));
+        for (u, v) in values.iter() {
+            let count = count_of(key(&v));
             if (count as usize) * 5 <= n {
                 let r = rare_weight * (1.0 - (count as f32).ln() / full);
-                rare[*u] = rare[*u].max(r);
+                rare[u] = rare[u].max(r);
             }
         }
     }
     let numbers = values.iter().filter_map(|(u, v)| match v {
-        FieldValue::Number(x) => Some((*u, *x)),
+        FieldValue::Number(x) => Some((u, x)),
         FieldValue::Category(_) => None,
     });
     let mut numbers: Vec<(usize, f64)> = numbers.collect();
@@ -209,7 +198,9 @@ fn signals(
         && (numbers.windows(2).all(|w| w[0].1 <= w[1].1)
             || numbers.windows(2).all(|w| w[0].1 >= w[1].1));
     // Largest first, ties in unit order: the same input always gives the same choice.
-    numbers.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Units are distinct, so the order is total: an unstable sort gives the same order, without
+    // a stable sort's buffer of half the column.
+    numbers.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
     if hi.1 > lo.1 {
         let weight = if monotonic {

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::doc::{Doc, Level};
+use super::doc::{Doc, Level, Template};
 use super::kinds::log::thousands;
 use crate::TokenCounter;
 
@@ -165,7 +165,7 @@ fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> 
                 break;
             }
             chain.push(c);
-            next = doc.units[c].parent;
+            next = doc.units[c].parent.get();
         }
         let mut cost = 0.0;
         let mut gap_delta = 0.0;
@@ -186,7 +186,7 @@ fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> 
     // instead when the budget allows, which reads better and loses nothing.
     for u in 1..n.saturating_sub(1) {
         let lone = !selected[u] && selected[u - 1] && selected[u + 1];
-        let context_kept = doc.units[u].parent.is_none_or(|p| selected[p]);
+        let context_kept = doc.units[u].parent.get().is_none_or(|p| selected[p]);
         let extra = estimate(u) - MARKER_TOKENS;
         if lone && context_kept && used + extra <= target {
             selected[u] = true;
@@ -243,8 +243,8 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
 }
 
 /// For logs: templates with at least `MIN_FOLDED` omitted repeats, and how many were omitted.
-fn fold_counts(doc: &Doc<'_>, selected: &[bool]) -> HashMap<u64, usize> {
-    let mut counts: HashMap<u64, (usize, usize)> = HashMap::new();
+fn fold_counts(doc: &Doc<'_>, selected: &[bool]) -> HashMap<Template, usize> {
+    let mut counts: HashMap<Template, (usize, usize)> = HashMap::new();
     if doc.kind != super::detect::ContentKind::Log {
         return HashMap::new();
     }

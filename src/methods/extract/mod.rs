@@ -46,6 +46,7 @@ use crate::TokenCounter;
 mod detect;
 mod doc;
 mod extremes;
+mod field;
 mod fill;
 mod kinds;
 mod query;

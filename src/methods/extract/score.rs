@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, Level};
+use super::doc::{Doc, Level, Template};
 use super::extremes::add_field_signals;
 use super::query::Query;
 use super::terms::for_each_word_sized;
@@ -79,8 +79,8 @@ fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
     let mut lead = 0;
     let mut parent = None;
     for (u, unit) in doc.units.iter().enumerate() {
-        if unit.parent != parent {
-            parent = unit.parent;
+        if unit.parent.get() != parent {
+            parent = unit.parent.get();
             lead = 0;
         }
         let Some(p) = parent.filter(|&p| p < u) else {
@@ -167,16 +167,16 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         let mut lower = String::new();
         let mut first = 0;
         while first < n {
-            let start = doc.units[first].span.start;
+            let start = doc.units[first].span.start();
             let mut last = first;
-            while last + 1 < n && doc.units[last + 1].span.end - start <= WINDOW_BYTES {
+            while last + 1 < n && doc.units[last + 1].span.end() - start <= WINDOW_BYTES {
                 last += 1;
             }
             let units = &doc.units[first..=last];
             // One character either side too, so a number is told from a piece of a longer
             // one at the window's edges as anywhere else.
             let from = floor_char_boundary(&doc.source, start.saturating_sub(1));
-            let to = ceil_char_boundary(&doc.source, units[units.len() - 1].span.end + 1);
+            let to = ceil_char_boundary(&doc.source, units[units.len() - 1].span.end() + 1);
             lower.clear();
             lower.push_str(&doc.source[from..to]);
             lower.make_ascii_lowercase();
@@ -187,13 +187,13 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
                     }
                     let offset = from + at;
                     let Some(i) = units
-                        .partition_point(|u| u.span.start <= offset)
+                        .partition_point(|u| u.span.start() <= offset)
                         .checked_sub(1)
                     else {
                         continue;
                     };
                     let unit = (first + i) as u32;
-                    if offset < units[i].span.end && term_hits.last() != Some(&unit) {
+                    if offset < units[i].span.end() && term_hits.last() != Some(&unit) {
                         term_hits.push(unit);
                     }
                 }
@@ -263,7 +263,7 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
     if n < 20 {
         return;
     }
-    let mut counts: HashMap<u64, u32> = HashMap::new();
+    let mut counts: HashMap<Template, u32> = HashMap::new();
     for unit in &doc.units {
         if let Some(t) = unit.template {
             *counts.entry(t).or_default() += 1;
@@ -301,7 +301,7 @@ fn pull_blocks(doc: &Doc<'_>, scores: &mut [f32]) {
 /// The k-th best repeat of a template scores less, and every repeat a little less than a new
 /// template; the first and last of a template keep a little extra (where it began and ended).
 fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
-    let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<Template, Vec<usize>> = HashMap::new();
     for (i, unit) in doc.units.iter().enumerate() {
         if let Some(t) = unit.template {
             groups.entry(t).or_default().push(i);

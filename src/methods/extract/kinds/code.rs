@@ -131,7 +131,7 @@ fn doc_comment_start(doc: &Doc<'_>, comment: &[bool], def: usize) -> usize {
             break;
         }
         // Units skip blank lines: a comment separated by one is not this definition's.
-        let gap = &doc.source[doc.units[start - 1].span.end..doc.units[start].span.start];
+        let gap = &doc.source[doc.units[start - 1].span.end()..doc.units[start].span.start()];
         if gap.matches('\n').count() > 1 {
             break;
         }

@@ -86,25 +86,28 @@ fn split(line: &str, delimiter: u8) -> Vec<&str> {
 }
 
 pub(crate) fn build(text: &str) -> Doc<'_> {
-    let spans: Vec<_> = doc::line_spans(text)
-        .into_iter()
-        .filter(|s| !text[s.clone()].trim().is_empty())
-        .collect();
-    let sample: Vec<&str> = spans.iter().take(200).map(|s| &text[s.clone()]).collect();
+    let spans = || doc::lines(text).filter(|s| !text[s.clone()].trim().is_empty());
+    let sample: Vec<&str> = spans().take(200).map(|s| &text[s]).collect();
     let delim = delimiter(&sample).unwrap_or(b',');
-    let mut units = Vec::with_capacity(spans.len());
+    let rows = doc::line_count(text);
+    let mut units = Vec::with_capacity(rows);
     let header_columns = sample
         .iter()
         .find(|l| !is_border(l))
         .map_or(0, |h| split(h, delim).len());
-    let mut columns: Vec<Vec<(usize, &str)>> = vec![Vec::new(); header_columns];
+    // Each cell as a number when it reads as one, otherwise as a category: which of the two a
+    // column is follows from all its cells, and keeping the cells' text until then would cost
+    // several times the table.
+    let mut columns: Vec<Field> = (0..header_columns)
+        .map(|_| Field::with_capacity(rows))
+        .collect();
     let mut row = 0;
-    for span in spans {
+    for span in spans() {
         let line = &text[span.clone()];
         if is_border(line) {
             // The frame above and under the header is part of it; later borders are noise.
             units.push(Unit {
-                span,
+                span: span.into(),
                 pinned: row <= 1,
                 weight: 0,
                 ..Unit::default()
@@ -116,7 +119,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let mut template = xxhash_rust::xxh3::Xxh3::new();
         if row > 0 {
             for (column, cell) in cells.iter().enumerate().take(header_columns) {
-                columns[column].push((index, cell.trim().trim_matches('"')));
+                columns[column].push(index, cell_value(cell));
                 if cell.trim().parse::<f64>().is_err() {
                     template.update(cell.as_bytes());
                 }
@@ -124,17 +127,25 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             }
         }
         units.push(Unit {
-            span,
+            span: span.into(),
             pinned: row == 0,
-            parent: None,
-            template: (row > 0).then(|| template.digest()),
+            template: (row > 0).then(|| doc::template_id(template.digest())),
             level: doc::level_from_words(line),
             weight: 1,
             ..Unit::default()
         });
         row += 1;
     }
-    let fields = columns.iter().map(|values| column_field(values)).collect();
+    let fields = columns
+        .into_iter()
+        .enumerate()
+        .map(|(column, cells)| {
+            column_field(cells, |unit| {
+                let line = &text[units[unit].span.range()];
+                split(line, delim)[column]
+            })
+        })
+        .collect();
     let rows = units
         .iter()
         .filter(|u| u.weight > 0)
@@ -154,28 +165,41 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     }
 }
 
-/// A column as numbers when nearly all its cells are numbers, otherwise as categories.
-fn column_field(values: &[(usize, &str)]) -> Field {
-    let numeric = values
-        .iter()
-        .filter(|(_, v)| doc::parse_quantity(v).is_some())
-        .count();
-    let as_numbers = !values.is_empty() && numeric * 10 >= values.len() * 9;
-    Field {
-        values: values
-            .iter()
-            .filter_map(|&(unit, v)| {
-                if as_numbers {
-                    doc::parse_quantity(v).map(|n| (unit, FieldValue::Number(n)))
-                } else {
-                    Some((
-                        unit,
-                        FieldValue::Category(xxhash_rust::xxh3::xxh3_64(v.as_bytes())),
-                    ))
-                }
-            })
-            .collect(),
+/// A cell as a number when it reads as one, otherwise as a category.
+fn cell_value(cell: &str) -> FieldValue {
+    let v = cell.trim().trim_matches('"');
+    match doc::parse_quantity(v) {
+        Some(n) => FieldValue::Number(n),
+        None => category(cell),
     }
+}
+
+fn category(cell: &str) -> FieldValue {
+    let v = cell.trim().trim_matches('"');
+    FieldValue::Category(xxhash_rust::xxh3::xxh3_64(v.as_bytes()))
+}
+
+/// A column as numbers when nearly all its cells are numbers (the others left out), otherwise
+/// as categories: the cells read as numbers are read again by `cell_of(unit)` as text.
+fn column_field<'t>(cells: Field, cell_of: impl Fn(usize) -> &'t str) -> Field {
+    let numeric = cells
+        .iter()
+        .filter(|(_, v)| matches!(v, FieldValue::Number(_)))
+        .count();
+    if numeric == 0 {
+        return cells;
+    }
+    let as_numbers = numeric * 10 >= cells.len() * 9;
+    let mut field = Field::with_capacity(if as_numbers { numeric } else { cells.len() });
+    for (unit, value) in cells.iter() {
+        match value {
+            FieldValue::Number(_) if as_numbers => field.push(unit, value),
+            FieldValue::Number(_) => field.push(unit, category(cell_of(unit))),
+            FieldValue::Category(_) if as_numbers => {}
+            FieldValue::Category(_) => field.push(unit, value),
+        }
+    }
+    field
 }
 
 #[cfg(test)]
@@ -193,7 +217,9 @@ mod tests {
         let doc = build(text);
         assert!(doc.units[0].pinned);
         assert_eq!(doc.fields.len(), 2);
-        assert!(matches!(doc.fields[1].values[2], (3, FieldValue::Number(n)) if n == 7.5));
+        assert!(
+            matches!(doc.fields[1].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 7.5)
+        );
     }
 
     #[test]
@@ -207,9 +233,8 @@ mod tests {
         assert_eq!(doc.fields.len(), 2);
         assert!(
             doc.fields[1]
-                .values
                 .iter()
-                .any(|v| matches!(v, (4, FieldValue::Number(n)) if *n == 132.0))
+                .any(|v| matches!(v, (4, FieldValue::Number(n)) if n == 132.0))
         );
         assert_eq!(doc.overview.as_deref(), Some("[table: 3 rows × 2 columns]"));
     }

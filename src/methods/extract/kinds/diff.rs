@@ -107,8 +107,8 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             f.1 = index + 1;
         }
         units.push(Unit {
-            span: span.clone(),
-            parent,
+            span: span.clone().into(),
+            parent: parent.into(),
             block: Some(block),
             template: Some(doc::template_of(line)),
             prior,
@@ -200,11 +200,11 @@ mod tests {
         let text = diff();
         let doc = build(&text, None);
         assert!(doc.text(3).starts_with("@@"));
-        assert_eq!(doc.units[5].parent, Some(3));
-        assert_eq!(doc.units[3].parent, Some(0));
-        assert_eq!(doc.units[2].parent, Some(0));
+        assert_eq!(doc.units[5].parent.get(), Some(3));
+        assert_eq!(doc.units[3].parent.get(), Some(0));
+        assert_eq!(doc.units[2].parent.get(), Some(0));
         // The `---`/`+++` lines belong to the file header, not to the previous hunk.
-        assert_eq!(doc.units[10].parent, Some(9));
+        assert_eq!(doc.units[10].parent.get(), Some(9));
         assert_ne!(doc.units[10].block, doc.units[8].block);
         assert!(doc.units[5].prior > doc.units[4].prior);
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::methods::extract::detect::ContentKind;
-use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Level, Unit};
+use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Level, Template, Unit};
 
 /// How lines are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,12 +20,11 @@ pub(crate) enum Style {
 const ERROR_CONTEXT_LINES: usize = 6;
 
 pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
-    let spans = doc::line_spans(text);
     let record_key = match style {
-        Style::Text => record_key(text, &spans),
+        Style::Text => record_key(text),
         Style::Code => None,
     };
-    let mut units: Vec<Unit> = Vec::with_capacity(spans.len());
+    let mut units: Vec<Unit> = Vec::with_capacity(doc::line_count(text));
     // Open scopes: (indentation, unit) of lines that later, deeper lines are nested under.
     let mut scopes: Vec<(usize, usize)> = Vec::new();
     let mut block: u32 = 0;
@@ -38,7 +37,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // Whether the line before was indented: an unindented line after indented ones starts the
     // next record of an output without blank lines (a GC log's pause and its details).
     let mut previous_indented = false;
-    for span in spans {
+    for span in doc::lines(text) {
         let line = &text[span.clone()];
         let outdented = |line: &str| previous_indented && doc::indent_of(line) == 0;
         let trimmed = line.trim();
@@ -108,8 +107,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             }
         }
         units.push(Unit {
-            span,
-            parent,
+            span: span.into(),
+            parent: parent.into(),
             block: Some(block),
             template: Some(doc::template_of(line)),
             prior,
@@ -165,11 +164,11 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
     const MAX_NUMBERS: usize = 8;
     // Most lines of command output are one of a kind: count templates first, and read
     // numbers only from lines whose template repeats enough to make a column.
-    let mut repeats: HashMap<u64, usize> = HashMap::new();
+    let mut repeats: HashMap<Template, usize> = HashMap::new();
     for template in units.iter().filter_map(|u| u.template) {
         *repeats.entry(template).or_default() += 1;
     }
-    let mut columns: HashMap<(u64, usize), Vec<(usize, FieldValue)>> = HashMap::new();
+    let mut columns: HashMap<(Template, usize), Field> = HashMap::new();
     for (u, unit) in units.iter().enumerate() {
         let Some(template) = unit
             .template
@@ -177,7 +176,7 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
         else {
             continue;
         };
-        let numbers = text[unit.span.clone()]
+        let numbers = text[unit.span.range()]
             .split(|c: char| c.is_whitespace() || c == '=' || c == '|')
             .filter(|token| token.bytes().any(|b| b.is_ascii_digit()))
             .filter_map(doc::parse_quantity)
@@ -186,17 +185,17 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
             columns
                 .entry((template, k))
                 .or_default()
-                .push((u, FieldValue::Number(value)));
+                .push(u, FieldValue::Number(value));
         }
     }
     // Only columns of mostly distinct values (sizes, durations) have extremes worth reading;
     // a column of a few repeated values (a count, an exit code) would only add noise.
-    let mostly_distinct = |values: &[(usize, FieldValue)]| {
+    let mostly_distinct = |values: &Field| {
         let mut bits: Vec<u64> = values
             .iter()
             .map(|(_, v)| match v {
                 FieldValue::Number(x) => x.to_bits(),
-                FieldValue::Category(h) => *h,
+                FieldValue::Category(h) => h,
             })
             .collect();
         bits.sort_unstable();
@@ -208,19 +207,15 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
         .filter(|(_, values)| values.len() >= MIN_RECORDS && mostly_distinct(values))
         .collect();
     columns.sort_unstable_by_key(|(key, _)| *key);
-    columns
-        .into_iter()
-        .map(|(_, values)| Field { values })
-        .collect()
+    columns.into_iter().map(|(_, values)| values).collect()
 }
 
 /// The word that starts each record of a record-per-paragraph output (`commit` in `git log`,
 /// `Package:` in `dpkg -s`): the first word of the first line, when it starts at least three
 /// unindented lines.
-fn record_key<'t>(text: &'t str, spans: &[std::ops::Range<usize>]) -> Option<&'t str> {
-    let first_line = spans
-        .iter()
-        .map(|s| &text[s.clone()])
+fn record_key(text: &str) -> Option<&str> {
+    let first_line = doc::lines(text)
+        .map(|s| &text[s])
         .find(|l| !l.trim().is_empty())?;
     let key = first_word(first_line)?;
     if !key
@@ -230,8 +225,8 @@ fn record_key<'t>(text: &'t str, spans: &[std::ops::Range<usize>]) -> Option<&'t
         return None;
     }
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for span in spans {
-        if let Some(w) = first_word(&text[span.clone()]) {
+    for span in doc::lines(text) {
+        if let Some(w) = first_word(&text[span]) {
             *counts.entry(w).or_default() += 1;
         }
     }
@@ -392,9 +387,9 @@ mod tests {
     fn nested_lines_have_their_parent_as_context() {
         let text = "root@1\n├─┬ a@1\n│ └── b@2\n└── c@3\n";
         let doc = build(text, Style::Text);
-        assert_eq!(doc.units[2].parent, Some(1));
-        assert_eq!(doc.units[1].parent, Some(0));
-        assert_eq!(doc.units[3].parent, Some(0));
+        assert_eq!(doc.units[2].parent.get(), Some(1));
+        assert_eq!(doc.units[1].parent.get(), Some(0));
+        assert_eq!(doc.units[3].parent.get(), Some(0));
     }
 
     #[test]
@@ -402,9 +397,15 @@ mod tests {
         let text = "commit a\nDate: x\n\n    msg a\n\ncommit b\nDate: y\n\n    msg b\n\ncommit c\n";
         let doc = build(text, Style::Text);
         // "msg b" is nested under "Date: y", which belongs to "commit b".
-        assert_eq!(doc.units[5].parent.map(|p| doc.text(p)), Some("Date: y"));
         assert_eq!(
-            doc.units[5].parent.and_then(|p| doc.units[p].parent),
+            doc.units[5].parent.get().map(|p| doc.text(p)),
+            Some("Date: y")
+        );
+        assert_eq!(
+            doc.units[5]
+                .parent
+                .get()
+                .and_then(|p| doc.units[p].parent.get()),
             Some(3)
         );
         assert_eq!(doc.units[5].block, doc.units[3].block);
@@ -425,7 +426,7 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
         assert!(is_diagnostic_head(doc.text(3)));
         assert_ne!(doc.units[1].block, doc.units[4].block);
         assert_eq!(doc.units[4].block, doc.units[3].block);
-        assert_eq!(doc.units[4].parent, Some(3));
+        assert_eq!(doc.units[4].parent.get(), Some(3));
         assert!(doc.units[4].prior > 0.0);
     }
 
@@ -448,8 +449,14 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
     fn directory_lines_of_a_recursive_listing_head_their_entries() {
         let text = "./src:\ntotal 8\n-rw-r--r-- 1 u u 10 lib.rs\n\n./tests:\ntotal 4\n-rw-r--r-- 1 u u 20 it.rs\n";
         let doc = build(text, Style::Text);
-        assert_eq!(doc.units[2].parent.map(|p| doc.text(p)), Some("./src:"));
-        assert_eq!(doc.units[5].parent.map(|p| doc.text(p)), Some("./tests:"));
+        assert_eq!(
+            doc.units[2].parent.get().map(|p| doc.text(p)),
+            Some("./src:")
+        );
+        assert_eq!(
+            doc.units[5].parent.get().map(|p| doc.text(p)),
+            Some("./tests:")
+        );
     }
 
     #[test]
@@ -491,11 +498,10 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
         }
         let doc = build(&text, Style::Text);
         let durations = doc.fields.iter().find(|f| {
-            f.values
-                .iter()
-                .any(|(_, v)| matches!(v, FieldValue::Number(x) if (*x - 0.38).abs() < 1e-9))
+            f.iter()
+                .any(|(_, v)| matches!(v, FieldValue::Number(x) if (x - 0.38).abs() < 1e-9))
         });
-        assert_eq!(durations.map(|f| f.values.len()), Some(5));
+        assert_eq!(durations.map(|f| f.len()), Some(5));
     }
 
     #[test]

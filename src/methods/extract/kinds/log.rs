@@ -75,13 +75,12 @@ fn level_prior(level: Level, explicit: bool) -> f32 {
 }
 
 pub(crate) fn build(text: &str) -> Doc<'_> {
-    let lines = doc::line_spans(text);
-    let mut units: Vec<Unit> = Vec::with_capacity(lines.len());
+    let mut units: Vec<Unit> = Vec::with_capacity(doc::line_count(text));
     let mut counts = [0usize; 5];
     let mut templates = HashSet::new();
     let mut entry_lines = 0;
     let mut entry_head: Option<usize> = None;
-    for span in lines {
+    for span in doc::lines(text) {
         let line = &text[span.clone()];
         if line.trim().is_empty() {
             continue;
@@ -89,7 +88,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let continues =
             !starts_entry(line) && entry_head.is_some() && entry_lines < MAX_ENTRY_LINES;
         if continues && let Some(last) = units.last_mut() {
-            last.span.end = span.end;
+            last.span.set_end(span.end);
             last.weight += 1;
             entry_lines += 1;
             continue;
@@ -103,9 +102,9 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         templates.insert(template);
         counts[level as usize] += 1;
         units.push(Unit {
-            span,
+            span: span.into(),
             // A trace too long for one unit continues under its entry's first line.
-            parent: if starts { None } else { entry_head },
+            parent: if starts { None } else { entry_head }.into(),
             template: Some(template),
             prior: level_prior(level, explicit),
             level,

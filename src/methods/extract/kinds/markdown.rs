@@ -56,7 +56,7 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
             if !trimmed.is_empty() {
                 match open {
                     Some(u) if fence_lines % CODE_LINES_PER_UNIT != 0 => {
-                        units[u].span.end = span.end;
+                        units[u].span.set_end(span.end);
                         units[u].weight += 1;
                     }
                     _ => {
@@ -81,8 +81,8 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
             section += 1;
             let parent = headings.last().map(|&(_, u)| u);
             units.push(Unit {
-                span: span.start..spans[end].end,
-                parent,
+                span: (span.start..spans[end].end).into(),
+                parent: parent.into(),
                 block: Some(section),
                 prior: match level {
                     1 => 3.0,
@@ -103,9 +103,9 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
             Some(u)
                 if !starts_item
                     && !line_per_block
-                    && span.end - units[u].span.start <= MAX_PARAGRAPH_BYTES =>
+                    && span.end - units[u].span.start() <= MAX_PARAGRAPH_BYTES =>
             {
-                units[u].span.end = span.end;
+                units[u].span.set_end(span.end);
                 units[u].weight += 1;
                 if units[u].level < doc::level_from_words(line) {
                     units[u].level = doc::level_from_words(line);
@@ -141,8 +141,8 @@ fn content_unit(
     line: &str,
 ) -> Unit {
     Unit {
-        span,
-        parent,
+        span: span.into(),
+        parent: parent.into(),
         block: Some(section),
         // The same line again (`use std::process::Command;` atop every example) is a repeat.
         template: Some(doc::template_of(line)),
@@ -234,8 +234,8 @@ mod tests {
         let item = doc
             .units
             .iter()
-            .position(|u| text[u.span.clone()] == *"- item two");
-        let parent = item.and_then(|i| doc.units[i].parent);
+            .position(|u| text[u.span.range()] == *"- item two");
+        let parent = item.and_then(|i| doc.units[i].parent.get());
         assert_eq!(parent.map(|p| doc.text(p)), Some("## Part"));
     }
 
@@ -247,7 +247,7 @@ mod tests {
             .units
             .iter()
             .filter(|u| u.prior == 0.0)
-            .map(|u| u.parent.map(|p| doc.text(p)))
+            .map(|u| u.parent.get().map(|p| doc.text(p)))
             .collect();
         assert_eq!(
             parents,

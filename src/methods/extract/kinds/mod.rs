@@ -55,8 +55,8 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
             units.push(unit);
             continue;
         }
-        let mut start = unit.span.start;
-        let end = unit.span.end;
+        let mut start = unit.span.start();
+        let end = unit.span.end();
         let mut first = true;
         while start < end {
             let mut cut =
@@ -74,7 +74,7 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
                 cut = crate::tokens::ceil_char_boundary(&doc.source, start + 1);
             }
             units.push(Unit {
-                span: start..cut,
+                span: (start..cut).into(),
                 weight: if first { unit.weight } else { 0 },
                 template: if first { unit.template } else { None },
                 ..unit.clone()
@@ -88,12 +88,10 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
         }
     }
     for unit in &mut units {
-        unit.parent = unit.parent.map(|p| new_index[p]);
+        unit.parent = unit.parent.get().map(|p| new_index[p]).into();
     }
     for field in &mut doc.fields {
-        for (unit, _) in &mut field.values {
-            *unit = new_index[*unit];
-        }
+        field.renumber(&new_index);
     }
     doc.units = units;
 }

@@ -82,7 +82,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         // Only the items of a long value (a list of file hashes) are repeats of one another:
         // `version = …` in two records are two answers, not a repeat to fold.
         let mut unit = Unit {
-            span,
+            span: span.into(),
             template: None,
             level: doc::level_from_words(line),
             weight: 1,
@@ -91,7 +91,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         if let Some(key) = open_key.filter(|_| open > 0) {
             // A line inside a multi-line value: it hangs under its key.
             open += bracket_balance(t);
-            unit.parent = Some(key);
+            unit.parent = Some(key).into();
             unit.block = Some(value_block);
             unit.template = Some(doc::template_of(line));
             if record_named == Named::Exactly {
@@ -115,7 +115,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             } else if sub_table {
                 // `[package.dependencies]` after `[[package]]` belongs to that package; its
                 // lines are about other packages, so they count as partly named only.
-                unit.parent = name.or(repeated.map(|(_, u)| u));
+                unit.parent = name.or(repeated.map(|(_, u)| u)).into();
                 if record_named != Named::No {
                     record_named = Named::Partly;
                     unit.prior += NAMED_RECORD_PRIOR;
@@ -134,7 +134,8 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 name.or(header)
             } else {
                 header
-            };
+            }
+            .into();
             if let Some(value) = field_value(line) {
                 if in_repeated_header && name.is_none() {
                     // The first field of a repeated table names the record.
@@ -327,21 +328,21 @@ description = "Python package for providing Mozilla's CA Bundle."
         let find = |s: &str| t.iter().position(|x| x.starts_with(s)).unwrap();
         let version = find("version = \"0.14.3\"");
         let name = find("name = \"cachecontrol\"");
-        assert_eq!(doc.units[version].parent, Some(name));
-        assert_eq!(doc.units[name].parent, Some(0));
+        assert_eq!(doc.units[version].parent.get(), Some(name));
+        assert_eq!(doc.units[name].parent.get(), Some(0));
         let wheel = find("    {file = \"cachecontrol-0.14.3-py3");
-        assert_eq!(doc.units[wheel].parent, Some(find("files = [")));
+        assert_eq!(doc.units[wheel].parent.get(), Some(find("files = [")));
         // Digests rank low by their shape; the record's own fields do not.
         assert!(doc.units[wheel].prior < 0.0);
         assert!(doc.units[version].prior >= 0.0);
         // A sub-table of a repeated table belongs to its record, and its fields to it.
         let dependencies = find("[package.dependencies]");
-        assert_eq!(doc.units[dependencies].parent, Some(name));
-        assert_eq!(doc.units[find("msgpack")].parent, Some(dependencies));
+        assert_eq!(doc.units[dependencies].parent.get(), Some(name));
+        assert_eq!(doc.units[find("msgpack")].parent.get(), Some(dependencies));
         // The next record starts afresh.
         let certifi_version = find("version = \"2025.8.3\"");
         assert_eq!(
-            doc.units[certifi_version].parent,
+            doc.units[certifi_version].parent.get(),
             Some(find("name = \"certifi\""))
         );
     }
@@ -384,7 +385,7 @@ description = "Python package for providing Mozilla's CA Bundle."
         let lines: Vec<&str> = unit.lines().filter(|l| !l.trim().is_empty()).collect();
         assert!(looks_like_sections(&lines));
         let doc = build(unit, None);
-        assert_eq!(doc.units[8].parent, Some(5), "{:?}", texts(&doc));
+        assert_eq!(doc.units[8].parent.get(), Some(5), "{:?}", texts(&doc));
     }
 
     #[test]

@@ -143,7 +143,7 @@ impl<'q> Builder<'q> {
         let end = self.source.len();
         self.source.push('\n');
         self.units.push(Unit {
-            span: start..end,
+            span: (start..end).into(),
             weight: 1,
             ..unit
         });
@@ -192,7 +192,7 @@ impl<'q> Builder<'q> {
                 self.push(
                     &text,
                     Unit {
-                        parent,
+                        parent: parent.into(),
                         pinned: depth == 0,
                         ..Unit::default()
                     },
@@ -264,7 +264,7 @@ impl<'q> Builder<'q> {
         let unit = self.push(
             &text,
             Unit {
-                parent,
+                parent: parent.into(),
                 pinned: depth <= 1,
                 ..Unit::default()
             },
@@ -296,7 +296,7 @@ impl<'q> Builder<'q> {
         let unit = self.push(
             &text,
             Unit {
-                parent,
+                parent: parent.into(),
                 ..Unit::default()
             },
         );
@@ -322,7 +322,7 @@ impl<'q> Builder<'q> {
         let schema = self.push(
             &stats.describe(path, count),
             Unit {
-                parent,
+                parent: parent.into(),
                 pinned: true,
                 ..Unit::default()
             },
@@ -347,9 +347,9 @@ impl<'q> Builder<'q> {
         }
         for field in &mut self.fields[first_field..] {
             if says_nothing(field) {
-                field.values = Vec::new();
+                field.clear();
             } else {
-                field.values.shrink_to_fit();
+                field.shrink_to_fit();
             }
         }
     }
@@ -397,8 +397,10 @@ impl<'q> Builder<'q> {
         let unit = self.push(
             &text,
             Unit {
-                parent: Some(schema),
-                template: Some(record_template(item)),
+                parent: Some(schema).into(),
+                template: Some(crate::methods::extract::doc::template_id(record_template(
+                    item,
+                ))),
                 level,
                 prior,
                 ..Unit::default()
@@ -422,7 +424,7 @@ impl<'q> Builder<'q> {
             if index == self.fields.len() {
                 self.fields.push(Field::default());
             }
-            self.fields[index].values.push((unit, value));
+            self.fields[index].push(unit, value);
         });
     }
 }

@@ -287,11 +287,11 @@ pub(super) fn type_name(v: &Value) -> &'static str {
 /// kept: on a large array they would cost more memory than the records' text.
 pub(super) fn says_nothing(field: &Field) -> bool {
     let mut seen = HashSet::new();
-    for (_, value) in &field.values {
+    for (_, value) in field.iter() {
         let FieldValue::Category(hash) = value else {
             return false;
         };
-        seen.insert(*hash);
+        seen.insert(hash);
     }
-    seen.len() <= 1 || seen.len() == field.values.len()
+    seen.len() <= 1 || seen.len() == field.len()
 }
