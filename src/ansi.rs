@@ -202,7 +202,10 @@ mod tests {
         assert_eq!(outcome.method, crate::Method::Extract);
         assert!(!outcome.text.contains('\x1b'), "{}", outcome.text);
         assert!(outcome.text.contains("job"), "{}", outcome.text);
-        let reference = outcome.reference.clone().expect("a condensed result has a ref");
+        let reference = outcome
+            .reference
+            .clone()
+            .expect("a condensed result has a ref");
         let original = condenser
             .retrieve(&reference, crate::Selection::All)
             .await
