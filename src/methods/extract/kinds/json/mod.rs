@@ -26,6 +26,8 @@ use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_templat
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
 /// smaller ones are shown inline.
 const INLINE_BYTES: usize = 200;
+/// Bytes of a long string shown in its parent's line; the whole string is a unit of its own.
+const SUMMARY_HEAD: usize = 120;
 /// Strings are never cut shorter than this: an error message and its location fit.
 pub(super) const MIN_STRING_BYTES: usize = 160;
 /// Values kept from one field for rarity: longer strings are content, not categories.
@@ -33,6 +35,9 @@ pub(super) const MAX_CATEGORY_BYTES: usize = 64;
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
 /// path, and below this the usual rendering's summary of the record reads better.
 const MIN_PROJECTION_BYTES: usize = 600;
+/// A record more than this many times its line's cap, that the query names, is walked as a
+/// subtree of units rather than cut to one line.
+const DESCENT_FACTOR: usize = 2;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -371,6 +376,17 @@ impl<'q> Builder<'q> {
         // Records are many: a smaller cap fits more of them, and the shortening keeps the
         // fields the query names.
         let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+        if self.project
+            && let Some(q) = self.query
+            && names_a_part(q, label, item)
+            && approx_len(item, DESCENT_FACTOR * cap) > DESCENT_FACTOR * cap
+        {
+            // A record many units big that the query names (by its key or a key inside it):
+            // a line per part, so the part that answers is kept whole with its path instead of
+            // being cut to fit one line.
+            self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
+            return;
+        }
         let usual = render_within(item, cap, self.query, &exclude, &notable);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
@@ -427,6 +443,32 @@ impl<'q> Builder<'q> {
     }
 }
 
+/// Whether the query names `item`, a member of a map, exactly: by its label (`.ReceiveMessageRequest`) or by a key
+/// inside it, at any depth — an identifier the query spells out is where the answer sits.
+fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
+    fn any_key(v: &Value, query: &Query, depth: usize) -> bool {
+        if depth > DESCENT_MAX_DEPTH {
+            return false;
+        }
+        match v {
+            Value::Object(map) => map
+                .iter()
+                .any(|(k, x)| query.mentions(k) || any_key(x, query, depth + 1)),
+            Value::Array(items) => items.iter().any(|x| any_key(x, query, depth + 1)),
+            _ => false,
+        }
+    }
+    // Only members of a map: the items of an array are alike, and are projected to the same
+    // fields instead (see `project`).
+    let Some(key) = label.strip_prefix('.') else {
+        return false;
+    };
+    query.mentions(key) || any_key(item, query, 0)
+}
+
+/// How deep [`names_a_part`] looks for a key the query names.
+const DESCENT_MAX_DEPTH: usize = 6;
+
 /// `path: text`, or `text` alone at the root.
 pub(super) fn labelled(path: &str, text: &str) -> String {
     if path.is_empty() {
@@ -444,11 +486,16 @@ pub(super) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// `[…30 items]` or `{…12 keys}`: what a big child holds, for its parent's line.
+/// `[…30 items]`, `{…12 keys}` or a long string's head: what a big child holds, for its
+/// parent's line (the child itself is a unit of its own).
 pub(super) fn summary(v: &Value) -> String {
     match v {
         Value::Array(a) => format!("[…{} items]", a.len()),
         Value::Object(m) => format!("{{…{} keys}}", m.len()),
+        Value::String(s) if s.len() > INLINE_BYTES => {
+            let quoted = json_string(&s[..crate::tokens::floor_char_boundary(s, SUMMARY_HEAD)]);
+            format!("{}…\"", &quoted[..quoted.len() - 1])
+        }
         other => compact(other),
     }
 }
@@ -531,6 +578,66 @@ mod tests {
             "{texts:?}"
         );
         assert_eq!(doc.units[3].level, Level::Error);
+    }
+
+    #[test]
+    fn a_big_map_member_the_query_names_is_walked_part_by_part() {
+        // The shape of an API model: a map of shapes, each with a map of documented members.
+        let doc_text = |n: usize| format!("<p>{}</p>", "Some words about this member. ".repeat(n));
+        let mut shapes = serde_json::Map::new();
+        for name in [
+            "SendRequest",
+            "ReceiveRequest",
+            "DeleteRequest",
+            "ListRequest",
+            "TagRequest",
+            "PurgeRequest",
+            "CreateRequest",
+            "GetRequest",
+        ] {
+            let mut members = serde_json::Map::new();
+            for (member, words) in [("QueueUrl", 4), ("Attributes", 30), ("MaxCount", 2)] {
+                members.insert(
+                    member.into(),
+                    serde_json::json!({"shape": "String", "documentation": doc_text(words)}),
+                );
+            }
+            if name != "SendRequest" {
+                let documentation = format!("{} Valid values: 0 to 20.", doc_text(20));
+                members.insert(
+                    "WaitSeconds".into(),
+                    serde_json::json!({"shape": "Integer", "documentation": documentation}),
+                );
+            }
+            shapes.insert(
+                name.into(),
+                serde_json::json!({"type": "structure", "members": members}),
+            );
+        }
+        let value = serde_json::json!({"version": "2.0", "shapes": shapes});
+        let hints = crate::methods::extract::ExtractHints::new()
+            .with_query("What are the valid values of WaitSeconds in ReceiveRequest?");
+        let query = Query::from_hints(&hints).unwrap();
+        let doc = build_value(&value, Some(&query), 700);
+        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+        assert!(
+            texts.iter().any(
+                |t| t.starts_with("shapes.ReceiveRequest.members.WaitSeconds")
+                    && t.contains("Valid values: 0 to 20.")
+            ),
+            "{texts:#?}"
+        );
+        // A member the query names nowhere stays one line.
+        assert!(
+            texts.iter().any(|t| t.starts_with("shapes.SendRequest: {")),
+            "{texts:#?}"
+        );
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.starts_with("shapes.SendRequest.members")),
+            "{texts:#?}"
+        );
     }
 
     #[test]
