@@ -38,6 +38,8 @@ const MIN_PROJECTION_BYTES: usize = 600;
 /// A record more than this many times its line's cap, that the query names, is walked as a
 /// subtree of units rather than cut to one line.
 const DESCENT_FACTOR: usize = 2;
+/// Spreads a level's number over the bits of a template hash.
+const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -414,7 +416,11 @@ impl<'q> Builder<'q> {
             &text,
             Unit {
                 parent: Some(schema),
-                template: Some(record_template(item)),
+                // Errors and warnings of one shape are two templates, as in a log: the first
+                // and last error then count as the run's edges, not a note after it.
+                template: Some(
+                    record_template(item, stats) ^ (level as u64).wrapping_mul(LEVEL_MIX),
+                ),
                 level,
                 prior,
                 ..Unit::default()
@@ -638,6 +644,27 @@ mod tests {
                 .any(|t| t.starts_with("shapes.SendRequest.members")),
             "{texts:#?}"
         );
+    }
+
+    #[test]
+    fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
+        // The shape of `cargo build --message-format=json`: many errors, then a note.
+        let mut lines: Vec<Value> = (0..9)
+            .map(|i| {
+                serde_json::json!({"reason": "compiler-message", "message": {
+                    "level": "error", "rendered": format!("error[E0599]: no method\n --> src/a.rs:{i}:5")}})
+            })
+            .collect();
+        lines.push(serde_json::json!({"reason": "compiler-message", "message": {
+            "level": "failure-note", "rendered": "For more information about this error, try `rustc --explain E0599`."}}));
+        let doc = build_value(&Value::Array(lines), None, 1000);
+        let templates: Vec<Option<u64>> = doc.units[1..].iter().map(|u| u.template).collect();
+        assert_eq!(templates.len(), 10);
+        assert!(
+            templates[..9].iter().all(|t| *t == templates[0]),
+            "{templates:?}"
+        );
+        assert_ne!(templates[8], templates[9]);
     }
 
     #[test]
