@@ -82,9 +82,12 @@ pub(super) fn record_template(item: &Value, stats: &KeyStats) -> u64 {
                     hasher.update(s.as_bytes())
                 }
                 Value::Object(inner) => {
+                    let Some(categories) = stats.nested_categories.get(k.as_str()) else {
+                        continue;
+                    };
                     for (nested, x) in inner {
                         if let Value::String(s) = x
-                            && stats.is_nested_category(k, nested)
+                            && categories.contains(nested.as_str())
                         {
                             hasher.update(s.as_bytes());
                         }
@@ -109,8 +112,9 @@ pub(super) struct KeyStats {
     /// paths whose values are all one short text: no record stands out by them, so scoring is
     /// not given their values.
     silent: HashSet<String>,
-    /// Dotted paths of nested short texts whose few values each recur.
-    nested_categories: HashSet<String>,
+    /// Nested short texts whose few values each recur: inner keys by outer key, so a record's
+    /// template is hashed without building a path.
+    nested_categories: HashMap<String, HashSet<String>>,
     records: usize,
 }
 
@@ -230,12 +234,18 @@ impl KeyStatsBuilder {
         // the counts of an id-like key are as many as the records, and not needed.
         self.values.retain(|_, counts| counts.len() * 2 <= n);
         // A nested text is a category when a few values each recur: a level, a kind.
-        let nested_categories = self
-            .nested_counts
-            .into_iter()
-            .filter(|(_, counts)| counts.len() > 1 && counts.len() * 4 <= n)
-            .map(|(path, _)| path)
-            .collect();
+        let mut nested_categories: HashMap<String, HashSet<String>> = HashMap::new();
+        for (path, counts) in self.nested_counts {
+            if counts.len() > 1
+                && counts.len() * 4 <= n
+                && let Some((outer, inner)) = path.split_once('.')
+            {
+                nested_categories
+                    .entry(outer.to_owned())
+                    .or_default()
+                    .insert(inner.to_owned());
+            }
+        }
         KeyStats {
             nested_categories,
             keys: self.keys,
@@ -248,12 +258,6 @@ impl KeyStatsBuilder {
 }
 
 impl KeyStats {
-    /// Whether the nested field `outer.inner` holds categories: a few values, each recurring.
-    pub(super) fn is_nested_category(&self, outer: &str, inner: &str) -> bool {
-        !self.nested_categories.is_empty()
-            && self.nested_categories.contains(&format!("{outer}.{inner}"))
-    }
-
     /// Whether the values under the key or dotted path `key` can set no record apart.
     pub(super) fn is_silent(&self, key: &str) -> bool {
         self.silent.contains(key)
