@@ -26,6 +26,8 @@ use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_templat
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
 /// smaller ones are shown inline.
 const INLINE_BYTES: usize = 200;
+/// Bytes of a long string shown in its parent's line; the whole string is a unit of its own.
+const SUMMARY_HEAD: usize = 120;
 /// Strings are never cut shorter than this: an error message and its location fit.
 pub(super) const MIN_STRING_BYTES: usize = 160;
 /// Values kept from one field for rarity: longer strings are content, not categories.
@@ -33,6 +35,11 @@ pub(super) const MAX_CATEGORY_BYTES: usize = 64;
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
 /// path, and below this the usual rendering's summary of the record reads better.
 const MIN_PROJECTION_BYTES: usize = 600;
+/// A record more than this many times its line's cap, that the query names, is walked as a
+/// subtree of units rather than cut to one line.
+const DESCENT_FACTOR: usize = 2;
+/// Spreads a level's number over the bits of a template hash.
+const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -371,6 +378,17 @@ impl<'q> Builder<'q> {
         // Records are many: a smaller cap fits more of them, and the shortening keeps the
         // fields the query names.
         let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+        if self.project
+            && let Some(q) = self.query
+            && names_a_part(q, label, item)
+            && approx_len(item, DESCENT_FACTOR * cap) > DESCENT_FACTOR * cap
+        {
+            // A record many units big that the query names (by its key or a key inside it):
+            // a line per part, so the part that answers is kept whole with its path instead of
+            // being cut to fit one line.
+            self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
+            return;
+        }
         let usual = render_within(item, cap, self.query, &exclude, &notable);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
@@ -398,9 +416,11 @@ impl<'q> Builder<'q> {
             &text,
             Unit {
                 parent: Some(schema).into(),
-                template: Some(crate::methods::extract::doc::template_id(record_template(
-                    item,
-                ))),
+                // Errors and warnings of one shape are two templates, as in a log: the first
+                // and last error then count as the run's edges, not a note after it.
+                template: Some(crate::methods::extract::doc::template_id(
+                    record_template(item, stats) ^ (level as u64).wrapping_mul(LEVEL_MIX),
+                )),
                 level,
                 prior,
                 ..Unit::default()
@@ -429,6 +449,32 @@ impl<'q> Builder<'q> {
     }
 }
 
+/// Whether the query names `item`, a member of a map, exactly: by its label (`.ReceiveMessageRequest`) or by a key
+/// inside it, at any depth — an identifier the query spells out is where the answer sits.
+fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
+    fn any_key(v: &Value, query: &Query, depth: usize) -> bool {
+        if depth > DESCENT_MAX_DEPTH {
+            return false;
+        }
+        match v {
+            Value::Object(map) => map
+                .iter()
+                .any(|(k, x)| query.mentions(k) || any_key(x, query, depth + 1)),
+            Value::Array(items) => items.iter().any(|x| any_key(x, query, depth + 1)),
+            _ => false,
+        }
+    }
+    // Only members of a map: the items of an array are alike, and are projected to the same
+    // fields instead (see `project`).
+    let Some(key) = label.strip_prefix('.') else {
+        return false;
+    };
+    query.mentions(key) || any_key(item, query, 0)
+}
+
+/// How deep [`names_a_part`] looks for a key the query names.
+const DESCENT_MAX_DEPTH: usize = 6;
+
 /// `path: text`, or `text` alone at the root.
 pub(super) fn labelled(path: &str, text: &str) -> String {
     if path.is_empty() {
@@ -446,11 +492,16 @@ pub(super) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// `[…30 items]` or `{…12 keys}`: what a big child holds, for its parent's line.
+/// `[…30 items]`, `{…12 keys}` or a long string's head: what a big child holds, for its
+/// parent's line (the child itself is a unit of its own).
 pub(super) fn summary(v: &Value) -> String {
     match v {
         Value::Array(a) => format!("[…{} items]", a.len()),
         Value::Object(m) => format!("{{…{} keys}}", m.len()),
+        Value::String(s) if s.len() > INLINE_BYTES => {
+            let quoted = json_string(&s[..crate::tokens::floor_char_boundary(s, SUMMARY_HEAD)]);
+            format!("{}…\"", &quoted[..quoted.len() - 1])
+        }
         other => compact(other),
     }
 }
@@ -502,90 +553,4 @@ pub(super) fn approx_len(v: &Value, limit: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::render::render_string;
-    use super::*;
-
-    fn doc_of(text: &str) -> Doc<'static> {
-        build_value(
-            &serde_json::from_str(text).unwrap_or(Value::Null),
-            None,
-            1000,
-        )
-    }
-
-    #[test]
-    fn record_arrays_get_a_schema_line_and_one_line_per_record() {
-        let doc = doc_of(
-            r#"{"total":3,"runs":[{"id":1,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":2,"conclusion":"failure","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":3,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}"#,
-        );
-        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
-        assert!(
-            texts[0].starts_with(r#"{"total":3,"runs":[…3 items]"#),
-            "{texts:?}"
-        );
-        assert!(
-            texts[1].starts_with("runs: 3 records; keys: id:int, conclusion:str"),
-            "{texts:?}"
-        );
-        assert!(
-            texts[3].starts_with(r#"runs[1]: {"id":2,"conclusion":"failure""#),
-            "{texts:?}"
-        );
-        assert_eq!(doc.units[3].level, Level::Error);
-    }
-
-    #[test]
-    fn long_strings_are_cut_with_a_mark() {
-        let mut out = String::new();
-        render_string(&mut out, &"a".repeat(1000), 200, None);
-        assert!(out.len() < 220 && out.ends_with("…\""));
-    }
-
-    #[test]
-    fn constant_children_are_named_once_in_the_schema() {
-        let item =
-            r#"{"id":1,"repo":{"name":"x","url":"https://example.com/a/long/url/that/repeats"}}"#;
-        let text = format!(
-            "[{item},{},{}]",
-            item.replace("\"id\":1", "\"id\":2"),
-            item.replace("\"id\":1", "\"id\":3")
-        );
-        let doc = doc_of(&text);
-        let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
-        assert!(
-            texts[0].ends_with("same in all (not repeated): repo"),
-            "{texts:?}"
-        );
-        assert_eq!(texts[1], r#"[0]: {"id":1}"#);
-    }
-
-    #[test]
-    fn a_record_cut_to_fit_keeps_the_value_that_sets_it_apart() {
-        let records: Vec<Value> = (0..20)
-            .map(|i| {
-                let mut record = serde_json::Map::new();
-                // Many short fields, each as cheap as the one that matters, all before it.
-                for f in 0..40 {
-                    record.insert(
-                        format!("field_{f}"),
-                        Value::String(format!("value-{i}-{f}")),
-                    );
-                }
-                record.insert(
-                    "status".into(),
-                    Value::String(if i == 7 { "cancelled" } else { "ok" }.into()),
-                );
-                Value::Object(record)
-            })
-            .collect();
-        let doc = build_value(&Value::Array(records), None, 600);
-        let failed = (0..doc.units.len())
-            .map(|i| doc.text(i))
-            .find(|t| t.starts_with("[7]:"));
-        assert!(
-            failed.is_some_and(|t| t.contains(r#""status":"cancelled""#)),
-            "{failed:?}"
-        );
-    }
-}
+mod tests;

@@ -69,7 +69,9 @@ pub(super) fn record_level(item: &Value) -> Level {
 }
 
 /// Records with the same keys and the same short categorical values are near-identical.
-pub(super) fn record_template(item: &Value) -> u64 {
+/// A nested field counts too when `stats` says its values are categories (a message's
+/// `message.level`: an error and a note of one shape are two templates).
+pub(super) fn record_template(item: &Value, stats: &KeyStats) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     if let Value::Object(map) = item {
         for (k, v) in map {
@@ -78,6 +80,18 @@ pub(super) fn record_template(item: &Value) -> u64 {
                 Value::Bool(b) => hasher.update(if *b { b"t" } else { b"f" }),
                 Value::String(s) if s.len() <= 24 && !s.bytes().any(|b| b.is_ascii_digit()) => {
                     hasher.update(s.as_bytes())
+                }
+                Value::Object(inner) => {
+                    let Some(categories) = stats.nested_categories.get(k.as_str()) else {
+                        continue;
+                    };
+                    for (nested, x) in inner {
+                        if let Value::String(s) = x
+                            && categories.contains(nested.as_str())
+                        {
+                            hasher.update(s.as_bytes());
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -98,6 +112,9 @@ pub(super) struct KeyStats {
     /// paths whose values are all one short text: no record stands out by them, so scoring is
     /// not given their values.
     silent: HashSet<String>,
+    /// Nested short texts whose few values each recur: inner keys by outer key, so a record's
+    /// template is hashed without building a path.
+    nested_categories: HashMap<String, HashSet<String>>,
     records: usize,
 }
 
@@ -114,22 +131,31 @@ pub(super) struct KeyStatsBuilder {
     /// Per dotted path of a nested scalar: the one short text value every record has had
     /// there so far, or `None` once values differ or one is a number.
     nested: HashMap<String, Option<u64>>,
+    /// Per dotted path of a nested short text: how often each value occurs.
+    nested_counts: HashMap<String, HashMap<u64, usize>>,
     records: usize,
 }
 
 impl KeyStatsBuilder {
     pub(super) fn add(&mut self, item: &Value) {
         self.records += 1;
-        for_each_scalar(item, "", 0, &mut |path, value| {
+        for_each_scalar(item, "", 0, &mut |path, value_ref| {
             if !path.contains('.') {
                 return;
             }
-            let value = match field_value(value) {
+            let value = match field_value(value_ref) {
                 Some(FieldValue::Category(hash)) => Some(hash),
                 Some(FieldValue::Number(_)) => None,
                 // Not a field value at all (a long text): scoring never sees it.
                 None => return,
             };
+            if let (Some(hash), Value::String(_)) = (value, value_ref) {
+                let counts = match self.nested_counts.get_mut(path) {
+                    Some(counts) => counts,
+                    None => self.nested_counts.entry(path.to_owned()).or_default(),
+                };
+                *counts.entry(hash).or_default() += 1;
+            }
             match self.nested.get_mut(path) {
                 Some(same) if *same != value => *same = None,
                 Some(_) => {}
@@ -207,7 +233,21 @@ impl KeyStatsBuilder {
         // Where more than half the records differ, no value is notable (see `is_notable`):
         // the counts of an id-like key are as many as the records, and not needed.
         self.values.retain(|_, counts| counts.len() * 2 <= n);
+        // A nested text is a category when a few values each recur: a level, a kind.
+        let mut nested_categories: HashMap<String, HashSet<String>> = HashMap::new();
+        for (path, counts) in self.nested_counts {
+            if counts.len() > 1
+                && counts.len() * 4 <= n
+                && let Some((outer, inner)) = path.split_once('.')
+            {
+                nested_categories
+                    .entry(outer.to_owned())
+                    .or_default()
+                    .insert(inner.to_owned());
+            }
+        }
         KeyStats {
+            nested_categories,
             keys: self.keys,
             constant,
             values: self.values,

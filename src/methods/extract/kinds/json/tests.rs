@@ -1,0 +1,168 @@
+//! Units of JSON documents: schema lines, record lines, descent and templates.
+
+use super::render::render_string;
+use super::*;
+
+fn doc_of(text: &str) -> Doc<'static> {
+    build_value(
+        &serde_json::from_str(text).unwrap_or(Value::Null),
+        None,
+        1000,
+    )
+}
+
+#[test]
+fn record_arrays_get_a_schema_line_and_one_line_per_record() {
+    let doc = doc_of(
+        r#"{"total":3,"runs":[{"id":1,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":2,"conclusion":"failure","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":3,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}"#,
+    );
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts[0].starts_with(r#"{"total":3,"runs":[…3 items]"#),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].starts_with("runs: 3 records; keys: id:int, conclusion:str"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[3].starts_with(r#"runs[1]: {"id":2,"conclusion":"failure""#),
+        "{texts:?}"
+    );
+    assert_eq!(doc.units[3].level, Level::Error);
+}
+
+#[test]
+fn a_big_map_member_the_query_names_is_walked_part_by_part() {
+    // The shape of an API model: a map of shapes, each with a map of documented members.
+    let doc_text = |n: usize| format!("<p>{}</p>", "Some words about this member. ".repeat(n));
+    let mut shapes = serde_json::Map::new();
+    for name in [
+        "SendRequest",
+        "ReceiveRequest",
+        "DeleteRequest",
+        "ListRequest",
+        "TagRequest",
+        "PurgeRequest",
+        "CreateRequest",
+        "GetRequest",
+    ] {
+        let mut members = serde_json::Map::new();
+        for (member, words) in [("QueueUrl", 4), ("Attributes", 30), ("MaxCount", 2)] {
+            members.insert(
+                member.into(),
+                serde_json::json!({"shape": "String", "documentation": doc_text(words)}),
+            );
+        }
+        if name != "SendRequest" {
+            let documentation = format!("{} Valid values: 0 to 20.", doc_text(20));
+            members.insert(
+                "WaitSeconds".into(),
+                serde_json::json!({"shape": "Integer", "documentation": documentation}),
+            );
+        }
+        shapes.insert(
+            name.into(),
+            serde_json::json!({"type": "structure", "members": members}),
+        );
+    }
+    let value = serde_json::json!({"version": "2.0", "shapes": shapes});
+    let hints = crate::methods::extract::ExtractHints::new()
+        .with_query("What are the valid values of WaitSeconds in ReceiveRequest?");
+    let query = Query::from_hints(&hints).unwrap();
+    let doc = build_value(&value, Some(&query), 700);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts.iter().any(
+            |t| t.starts_with("shapes.ReceiveRequest.members.WaitSeconds")
+                && t.contains("Valid values: 0 to 20.")
+        ),
+        "{texts:#?}"
+    );
+    // A member the query names nowhere stays one line.
+    assert!(
+        texts.iter().any(|t| t.starts_with("shapes.SendRequest: {")),
+        "{texts:#?}"
+    );
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("shapes.SendRequest.members")),
+        "{texts:#?}"
+    );
+}
+
+#[test]
+fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
+    // The shape of `cargo build --message-format=json`: many errors, then a note.
+    let mut lines: Vec<Value> = (0..9)
+        .map(|i| {
+            serde_json::json!({"reason": "compiler-message", "message": {
+                "level": "error", "rendered": format!("error[E0599]: no method\n --> src/a.rs:{i}:5")}})
+        })
+        .collect();
+    lines.push(serde_json::json!({"reason": "compiler-message", "message": {
+        "level": "failure-note", "rendered": "For more information about this error, try `rustc --explain E0599`."}}));
+    let doc = build_value(&Value::Array(lines), None, 1000);
+    let templates: Vec<_> = doc.units[1..].iter().map(|u| u.template).collect();
+    assert_eq!(templates.len(), 10);
+    assert!(
+        templates[..9].iter().all(|t| *t == templates[0]),
+        "{templates:?}"
+    );
+    assert_ne!(templates[8], templates[9]);
+}
+
+#[test]
+fn long_strings_are_cut_with_a_mark() {
+    let mut out = String::new();
+    render_string(&mut out, &"a".repeat(1000), 200, None);
+    assert!(out.len() < 220 && out.ends_with("…\""));
+}
+
+#[test]
+fn constant_children_are_named_once_in_the_schema() {
+    let item =
+        r#"{"id":1,"repo":{"name":"x","url":"https://example.com/a/long/url/that/repeats"}}"#;
+    let text = format!(
+        "[{item},{},{}]",
+        item.replace("\"id\":1", "\"id\":2"),
+        item.replace("\"id\":1", "\"id\":3")
+    );
+    let doc = doc_of(&text);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts[0].ends_with("same in all (not repeated): repo"),
+        "{texts:?}"
+    );
+    assert_eq!(texts[1], r#"[0]: {"id":1}"#);
+}
+
+#[test]
+fn a_record_cut_to_fit_keeps_the_value_that_sets_it_apart() {
+    let records: Vec<Value> = (0..20)
+        .map(|i| {
+            let mut record = serde_json::Map::new();
+            // Many short fields, each as cheap as the one that matters, all before it.
+            for f in 0..40 {
+                record.insert(
+                    format!("field_{f}"),
+                    Value::String(format!("value-{i}-{f}")),
+                );
+            }
+            record.insert(
+                "status".into(),
+                Value::String(if i == 7 { "cancelled" } else { "ok" }.into()),
+            );
+            Value::Object(record)
+        })
+        .collect();
+    let doc = build_value(&Value::Array(records), None, 600);
+    let failed = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.starts_with("[7]:"));
+    assert!(
+        failed.is_some_and(|t| t.contains(r#""status":"cancelled""#)),
+        "{failed:?}"
+    );
+}
