@@ -5,10 +5,12 @@ Exits 1 with the failed checks listed; prints the measurements either way.
 """
 
 import json
+import re
 import sys
 
 requests_path, case_path, events_path, claude_path, input_path = sys.argv[1:6]
-original = set(open(input_path, encoding="utf-8").read().splitlines())
+# Line endings kept: a window may end in its line's "\r".
+original = open(input_path, encoding="utf-8", newline="").read()
 requests = [json.loads(line) for line in open(requests_path, encoding="utf-8")]
 case = json.load(open(case_path, encoding="utf-8"))
 failures = []
@@ -55,11 +57,16 @@ check(len(found) == len(facts), f"facts missing from the condensed result: {[f f
 retrieve = results.get("toolu_retrieve")
 check(retrieve is not None, "condense_retrieve was never called with the ref")
 retrieve_text = text_of(retrieve or {})
-# A grep answers numbered lines ("N:line", "--" between runs): each must be the original's.
-numbered = [line.split(":", 1)[1] for line in retrieve_text.splitlines() if line[:1].isdigit()]
-check(retrieve is not None and not retrieve.get("is_error") and numbered
-      and all(line in original for line in numbered),
-      f"condense_retrieve did not answer with the original's lines: {retrieve_text[:200]!r}")
+# A pattern answers "[match N at line L, character C]" and a window of the original's line
+# around the match ("…" where the window cuts the line): each window must be the original's.
+windows = [
+    block.split("\n", 1)[1].split("\n[", 1)[0].rstrip("\n").strip("…")
+    for block in re.split(r"(?m)^(?=\[match \d+ at line \d+, character \d+\]$)", retrieve_text)
+    if block.startswith("[match ")
+]
+check(retrieve is not None and not retrieve.get("is_error") and windows
+      and all(window in original for window in windows),
+      f"condense_retrieve did not answer with windows of the original: {retrieve_text[:200]!r}")
 
 events = [line.split() for line in open(events_path, encoding="utf-8")] if events_path else []
 exits = [e for e in events if e[0] == "exit"]

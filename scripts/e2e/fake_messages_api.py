@@ -8,7 +8,7 @@ SCRIPT_JSON is {"first_tool": {"name", "input"}, "retrieve_tool": NAME, "retriev
 
 - A request whose last message holds no tool_result: the first tool_use.
 - After the first tool's result: a tool_use of `retrieve_tool` with `retrieve_input`, its
-  "ref" filled with the first condense ref ("cx_" + 16 hex digits) in that result.
+  "ref" filled with the first condense ref ("cx_" and its hex digits) in that result.
 - After that: a final text answer.
 Requests without tools (Claude Code's own side requests, such as titles) get a short text.
 Answers stream as server-sent events when the request asks for `stream`, else plain JSON.
@@ -20,7 +20,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT_FILE, LOG_FILE, SCRIPT = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-REF = re.compile(r"cx_[0-9a-f]{16}")
+REF = re.compile(r"cx_[0-9a-f]+")
 
 
 def tool_results(message):
