@@ -1,26 +1,29 @@
 //! The client-facing stdio transport: newline-delimited JSON-RPC over the proxy's stdin and
 //! stdout, with the [`tasks`](super::tasks) rewrites around rmcp's parsing (rmcp's own stdio
 //! transport parses straight into its model, which would drop the fields of 2025-11-25 tasks).
+//!
+//! A message from the client is read within the same line limit as an upstream's (twice
+//! `[limits] max_input_bytes`, at least 16 MiB): a longer or too deeply nested request is
+//! answered with an error that names the limit, never left waiting, and never held whole.
 
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{ErrorData as McpError, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
-use super::stdio::{to_line, write_line};
+use super::envelope::Envelope;
+use super::lines::{LineReader, MAX_DEPTH, Read, oversized, parse_failure, to_line, write_line};
 use super::tasks;
 
 /// Newline-delimited JSON-RPC with the client, over `read` (stdin) and `write` (stdout).
 #[derive(Debug)]
 pub(crate) struct DownstreamStdio<R, W> {
-    read: BufReader<R>,
-    /// The line being read: kept here, not in `receive`, because rmcp may drop `receive`'s
-    /// future between two reads and a partial line must not be lost.
-    line: Vec<u8>,
+    lines: LineReader<R>,
     write: Arc<Mutex<Option<W>>>,
 }
 
@@ -29,13 +32,45 @@ where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    /// A transport reading the client's messages from `read` and writing to `write`.
-    pub(crate) fn new(read: R, write: W) -> Self {
+    /// A transport reading the client's messages, lines of at most `max_line` bytes, from
+    /// `read` and writing to `write`.
+    pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
         DownstreamStdio {
-            read: BufReader::new(read),
-            line: Vec::new(),
+            lines: LineReader::new(read, max_line),
             write: Arc::new(Mutex::new(Some(write))),
         }
+    }
+
+    /// What to do with a message from the client that could not be read: answer the request
+    /// it makes with an error, fail the proxy's request it answers, or drop it.
+    fn unreadable(&self, envelope: &Envelope, why: &str) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let Some(id) = envelope.id().cloned() else {
+            tracing::warn!("dropped a message from the client: {why}");
+            return None;
+        };
+        if envelope.has_method() {
+            tracing::warn!(%id, "refused a request from the client: {why}");
+            let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(
+                McpError::invalid_request(format!("the request could not be read: {why}"), None),
+                Some(id),
+            );
+            // In its own task, so that a cancelled `receive` cannot cut the answer short.
+            let send = write_line(self.write.clone(), to_line(&message));
+            tokio::spawn(async move {
+                if let Err(error) = send.await {
+                    tracing::debug!(%error, "could not answer the client");
+                }
+            });
+            return None;
+        }
+        tracing::warn!(%id, "the client's answer could not be read: {why}");
+        Some(JsonRpcMessage::error(
+            McpError::invalid_request(
+                format!("the client's answer could not be read: {why}"),
+                None,
+            ),
+            Some(id),
+        ))
     }
 }
 
@@ -59,28 +94,40 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match self.read.read_until(b'\n', &mut self.line).await {
-                // A last line without its newline is still read; the next read ends.
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
-            }
-            let whole = std::mem::take(&mut self.line);
-            // As rmcp's own stdio codec: CRLF line ends and a UTF-8 byte order mark are fine.
-            let line = whole.strip_suffix(b"\n").unwrap_or(&whole);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let parsed = serde_json::from_slice::<Value>(line).and_then(|mut message| {
-                tasks::from_client(&mut message);
-                serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(message)
-            });
-            match parsed {
-                Ok(message) => return Some(message),
-                Err(error) => {
-                    tracing::warn!(%error, "skipped a message from the client that is not MCP")
+            let answer = match self.lines.read_line().await {
+                Read::End => return None,
+                Read::Oversized { envelope, bytes } => {
+                    let why = oversized(bytes, self.lines.max_line(), "send a smaller message");
+                    self.unreadable(&envelope, &why)
                 }
+                Read::Line => {
+                    let line = self.lines.message();
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        self.lines.release();
+                        continue;
+                    }
+                    let parsed = serde_json::from_slice::<Value>(line).and_then(|mut message| {
+                        tasks::from_client(&mut message);
+                        serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(message)
+                    });
+                    let answer = match parsed {
+                        Ok(message) => Some(message),
+                        Err(error) => {
+                            let envelope = Envelope::of(line);
+                            if envelope.deepest() > MAX_DEPTH || envelope.id().is_some() {
+                                self.unreadable(&envelope, &parse_failure(&envelope, &error))
+                            } else {
+                                tracing::warn!(%error, "skipped a message from the client that is not MCP");
+                                None
+                            }
+                        }
+                    };
+                    self.lines.release();
+                    answer
+                }
+            };
+            if answer.is_some() {
+                return answer;
             }
         }
     }
@@ -106,7 +153,7 @@ mod tests {
     async fn a_task_call_arrives_whole_and_the_tasks_capability_leaves_in_place() {
         let (mut client_out, proxy_in) = tokio::io::duplex(1 << 16);
         let (proxy_out, client_in) = tokio::io::duplex(1 << 16);
-        let mut transport = DownstreamStdio::new(proxy_in, proxy_out);
+        let mut transport = DownstreamStdio::new(proxy_in, proxy_out, 1 << 20);
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "slow", "task": {"ttl": 1000}}});
         // A byte order mark and a CRLF line end, as some clients write them.
@@ -147,5 +194,95 @@ mod tests {
             transport.receive().await.is_none(),
             "the client closed stdin"
         );
+    }
+
+    /// A transport reading lines of at most `max_line` bytes from the returned writer, and
+    /// writing to the returned reader.
+    fn transport(
+        max_line: usize,
+    ) -> (
+        DownstreamStdio<tokio::io::DuplexStream, tokio::io::DuplexStream>,
+        tokio::io::DuplexStream,
+        BufReader<tokio::io::DuplexStream>,
+    ) {
+        let (client_out, proxy_in) = tokio::io::duplex(1 << 16);
+        let (proxy_out, client_in) = tokio::io::duplex(1 << 16);
+        (
+            DownstreamStdio::new(proxy_in, proxy_out, max_line),
+            client_out,
+            BufReader::new(client_in),
+        )
+    }
+
+    async fn answer_to_client(client_in: &mut BufReader<tokio::io::DuplexStream>) -> Value {
+        let mut written = String::new();
+        let read = client_in.read_line(&mut written);
+        tokio::time::timeout(std::time::Duration::from_secs(5), read)
+            .await
+            .expect("the client is answered, not left waiting")
+            .unwrap();
+        serde_json::from_str(&written).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_request_over_the_limit_is_answered_with_the_limit_and_the_next_one_is_read() {
+        let (mut transport, mut client_out, mut client_in) = transport(1 << 20);
+        let writer = tokio::spawn(async move {
+            let big = "x".repeat(2 << 20);
+            let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "write_file", "arguments": {"content": big}}});
+            client_out
+                .write_all(format!("{call}\n").as_bytes())
+                .await
+                .unwrap();
+            let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+            client_out
+                .write_all(format!("{ping}\n").as_bytes())
+                .await
+                .unwrap();
+            client_out
+        });
+        let Some(JsonRpcMessage::Request(next)) = transport.receive().await else {
+            panic!("the request after the oversized one is read");
+        };
+        assert_eq!(next.id, rmcp::model::NumberOrString::Number(4));
+        assert!(transport.lines.buffer_capacity() <= crate::mcp::lines::KEPT_BUFFER_BYTES);
+        let answer = answer_to_client(&mut client_in).await;
+        assert_eq!(answer["id"], 3);
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("1.0 MiB") && message.contains("[limits] max_input_bytes"),
+            "{message}"
+        );
+        drop(writer.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_request_nested_too_deep_is_answered_and_an_unreadable_answer_fails_its_request() {
+        let (mut transport, mut client_out, mut client_in) = transport(1 << 20);
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"arguments\":{{\"a\":{}1{}}}}}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        client_out.write_all(deep.as_bytes()).await.unwrap();
+        // An answer to a request the proxy sent (e.g. an elicitation), too big to read.
+        let answer = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{{\"content\":\"{}\"}}}}\n",
+            "y".repeat(2 << 20)
+        );
+        let writer = tokio::spawn(async move {
+            client_out.write_all(answer.as_bytes()).await.unwrap();
+            client_out
+        });
+        let Some(JsonRpcMessage::Error(failed)) = transport.receive().await else {
+            panic!("the unreadable answer fails the proxy's request");
+        };
+        assert_eq!(failed.id, Some(rmcp::model::NumberOrString::Number(9)));
+        let refused = answer_to_client(&mut client_in).await;
+        assert_eq!(refused["id"], 5);
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("levels"), "{message}");
+        drop(writer.await.unwrap());
     }
 }

@@ -41,6 +41,7 @@ mod downstream;
 mod envelope;
 mod error;
 mod http;
+mod lines;
 mod outbox;
 mod progress;
 mod proxy;

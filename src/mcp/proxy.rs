@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::downstream::DownstreamStdio;
 use super::error::ProxyError;
 use super::http;
+use super::lines::line_limit;
 use super::relay::AsRelayed;
 use super::server::{Loaded, ProxyServer, Shared};
 use super::upstream::UpstreamSpec;
@@ -113,18 +114,30 @@ pub async fn serve_http(
     http::serve(listener, shared, options.allow_unauthenticated, shutdown).await
 }
 
-/// The client-facing transport over this process's stdin and stdout.
-fn stdio_transport() -> impl Transport<RoleServer, Error = std::io::Error> {
+/// The client-facing transport over this process's stdin and stdout, reading messages within
+/// the line limit that `max_input_bytes` sets.
+fn stdio_transport(max_input_bytes: usize) -> impl Transport<RoleServer, Error = std::io::Error> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    AsRelayed(DownstreamStdio::new(stdin, stdout))
+    AsRelayed(DownstreamStdio::new(
+        stdin,
+        stdout,
+        line_limit(max_input_bytes),
+    ))
 }
 
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
     let shared = shared(&options, &shutdown)?;
+    let max_input_bytes = shared
+        .loaded
+        .borrow()
+        .engine
+        .config()
+        .limits
+        .max_input_bytes;
     let server = ProxyServer::new(shared);
     let running = match server
         .clone()
-        .serve_with_ct(stdio_transport(), shutdown.child_token())
+        .serve_with_ct(stdio_transport(max_input_bytes), shutdown.child_token())
         .await
     {
         Ok(running) => running,

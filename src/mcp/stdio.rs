@@ -14,10 +14,11 @@ use rmcp::model::{ClientRequest, ErrorCode, ErrorData as McpError, JsonRpcMessag
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
+use super::lines::{LineReader, MAX_DEPTH, Read, oversized, parse_failure, to_line, write_line};
 use super::tasks;
 
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -27,51 +28,13 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The smallest line limit: rmcp's own, so nothing it reads is refused here.
-const MIN_LINE_BYTES: usize = 16 << 20;
-
-/// A line buffer larger than this is given back after its line: one huge answer must not keep
-/// its memory for the rest of the session.
-const KEPT_BUFFER_BYTES: usize = 1 << 20;
-
-/// Large answers are the point: read them in large pieces.
-const READ_BUFFER_BYTES: usize = 64 << 10;
-
-/// serde_json's nesting limit, the deepest message that can be read.
-const MAX_DEPTH: usize = 128;
-
-/// The longest line read from an upstream whose results may be up to `max_input_bytes`: JSON
-/// escaping (quotes, backslashes, newlines) can double a text, and the envelope adds little.
-pub(crate) fn line_limit(max_input_bytes: usize) -> usize {
-    max_input_bytes
-        .saturating_mul(2)
-        .saturating_add(1 << 20)
-        .max(MIN_LINE_BYTES)
-}
-
 /// Newline-delimited JSON-RPC over a child's stdout (`read`) and stdin (`write`).
 #[derive(Debug)]
 pub(crate) struct StdioTransport<R, W> {
-    read: BufReader<R>,
-    line: Vec<u8>,
-    max_line: usize,
-    /// Set while the rest of a line over `max_line` is skipped: what it said about itself,
-    /// and its size so far. Kept here, not in `receive`, because rmcp may drop `receive`'s
-    /// future between two reads.
-    skipping: Option<(Envelope, usize)>,
+    lines: LineReader<R>,
     write: Arc<Mutex<Option<W>>>,
     /// Requests whose answers are rewritten before rmcp parses them (see [`tasks`]).
     pending: Arc<std::sync::Mutex<tasks::Pending>>,
-}
-
-/// One line's read.
-enum Read {
-    /// A whole line is in the buffer.
-    Line,
-    /// A line over the limit was skipped.
-    Oversized { envelope: Envelope, bytes: usize },
-    /// The upstream closed its stdout, or reading failed.
-    End,
 }
 
 impl<R, W> StdioTransport<R, W>
@@ -82,51 +45,9 @@ where
     /// A transport that reads lines of at most `max_line` bytes.
     pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
         StdioTransport {
-            read: BufReader::with_capacity(READ_BUFFER_BYTES, read),
-            line: Vec::new(),
-            max_line,
-            skipping: None,
+            lines: LineReader::new(read, max_line),
             write: Arc::new(Mutex::new(Some(write))),
             pending: Arc::default(),
-        }
-    }
-
-    /// Reads one line without letting the buffer grow past `max_line`. Cancel-safe: bytes are
-    /// consumed only together with their copy into the buffer (or the skip's count).
-    async fn read_line(&mut self) -> Read {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok([]) => return Read::End,
-                Ok(available) => available,
-                Err(error) => {
-                    tracing::warn!(%error, "could not read from the upstream MCP server");
-                    return Read::End;
-                }
-            };
-            let newline = available.iter().position(|byte| *byte == b'\n');
-            let take = newline.map_or(available.len(), |index| index + 1);
-            let piece = &available[..take];
-            if self.skipping.is_none() && self.line.len() + take > self.max_line {
-                // The line's start says which request it answers: keep what it said.
-                let envelope = Envelope::of(&self.line);
-                let bytes = self.line.len();
-                release(&mut self.line);
-                self.skipping = Some((envelope, bytes));
-            }
-            let complete = newline.is_some();
-            if let Some((envelope, bytes)) = &mut self.skipping {
-                envelope.feed(piece);
-                *bytes += take;
-            } else {
-                self.line.extend_from_slice(piece);
-            }
-            self.read.consume(take);
-            if complete {
-                return match self.skipping.take() {
-                    Some((envelope, bytes)) => Read::Oversized { envelope, bytes },
-                    None => Read::Line,
-                };
-            }
         }
     }
 
@@ -148,10 +69,6 @@ where
                 serde_json::from_value(message)
             }),
         )
-    }
-
-    fn release_line(&mut self) {
-        release(&mut self.line);
     }
 
     /// What to do with a line that could not be read as a message: fail the request it
@@ -193,67 +110,6 @@ where
     }
 }
 
-/// Empties a line buffer, giving its memory back when a large line made it large.
-fn release(line: &mut Vec<u8>) {
-    line.clear();
-    if line.capacity() > KEPT_BUFFER_BYTES {
-        *line = Vec::new();
-    }
-}
-
-/// A message as one line of the wire format.
-pub(crate) fn to_line<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
-    serde_json::to_vec(message).map(|mut line| {
-        line.push(b'\n');
-        line
-    })
-}
-
-pub(crate) async fn write_line<W>(
-    write: Arc<Mutex<Option<W>>>,
-    line: serde_json::Result<Vec<u8>>,
-) -> std::io::Result<()>
-where
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    let line = line?;
-    let mut write = write.lock().await;
-    let Some(write) = write.as_mut() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotConnected,
-            "the connection's output is closed",
-        ));
-    };
-    write.write_all(&line).await?;
-    write.flush().await
-}
-
-/// Why a line that is whole could not be read, in the user's terms.
-fn parse_failure(envelope: &Envelope, error: &serde_json::Error) -> String {
-    // rmcp's message types are untagged enums: serde reports the depth limit as "no variant
-    // matched", so the depth is measured, not read from the error.
-    if envelope.deepest() > MAX_DEPTH || error.to_string().contains("recursion limit") {
-        format!(
-            "it is nested {} levels deep, more than the {MAX_DEPTH} levels the proxy reads; ask \
-             the tool for a flatter or smaller result",
-            envelope.deepest()
-        )
-    } else {
-        format!("it is not a valid JSON-RPC message ({error})")
-    }
-}
-
-fn oversized(bytes: usize, max_line: usize) -> String {
-    const MIB: f64 = 1024.0 * 1024.0;
-    format!(
-        "it has {:.1} MiB, more than the {:.1} MiB the proxy reads in one message (twice \
-         `[limits] max_input_bytes`, at least 16 MiB); raise `[limits] max_input_bytes` or ask \
-         the tool for less",
-        bytes as f64 / MIB,
-        max_line as f64 / MIB,
-    )
-}
-
 impl<R, W> Transport<RoleClient> for StdioTransport<R, W>
 where
     R: AsyncRead + Send + Unpin,
@@ -287,20 +143,18 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            match self.read_line().await {
+            match self.lines.read_line().await {
                 Read::End => return None,
                 Read::Oversized { envelope, bytes } => {
-                    let why = oversized(bytes, self.max_line);
+                    let why = oversized(bytes, self.lines.max_line(), "ask the tool for less");
                     if let Some(answer) = self.unreadable(&envelope, &why) {
                         return Some(answer);
                     }
                 }
                 Read::Line => {
-                    let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-                    let line = line.strip_suffix(b"\r").unwrap_or(line);
-                    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+                    let line = self.lines.message();
                     if line.iter().all(u8::is_ascii_whitespace) {
-                        self.release_line();
+                        self.lines.release();
                         continue;
                     }
                     let parsed = match self.rewritten(line) {
@@ -332,7 +186,7 @@ where
                             }
                         }
                     };
-                    self.release_line();
+                    self.lines.release();
                     if answer.is_some() {
                         return answer;
                     }
@@ -354,6 +208,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::lines::{KEPT_BUFFER_BYTES, MIN_LINE_BYTES};
     use rmcp::model::NumberOrString;
     use tokio::io::{AsyncReadExt, DuplexStream, duplex};
 
@@ -405,7 +260,7 @@ mod tests {
             message.contains("16.0 MiB") && message.contains("[limits] max_input_bytes"),
             "{message}"
         );
-        assert!(transport.line.capacity() <= KEPT_BUFFER_BYTES);
+        assert!(transport.lines.buffer_capacity() <= KEPT_BUFFER_BYTES);
         // The next message is read as usual.
         assert!(matches!(
             transport.receive().await,

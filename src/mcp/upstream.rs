@@ -23,10 +23,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ProxyError;
+use super::lines::line_limit;
 use super::outbox::{NOTIFICATION_QUEUE, Outbox};
 use super::progress::ProgressRoutes;
 use super::relay::{AsRelayed, RelayError, relay_request};
-use super::stdio::{StdioTransport, line_limit};
+use super::stdio::StdioTransport;
 
 /// Where the upstream MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
