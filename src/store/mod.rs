@@ -1,4 +1,5 @@
-//! What condense keeps: originals (so nothing is lost), condensed results (so repeats are free).
+//! What condense keeps: originals (so nothing is lost), condensed results (so repeats are
+//! free), and map-reduce chunk summaries (so a grown log re-maps only its new chunks).
 //!
 //! The store behind every [`Condenser`](crate::Condenser) has two tiers. The hot tier is this
 //! process's memory (moka, bounded by `[cache]`): repeats inside one process never leave it.
@@ -25,6 +26,7 @@ use crate::config::{CacheConfig, StoreBackendKind, StoreConfig};
 use crate::error::RetrieveError;
 
 mod backend;
+mod chunks;
 mod disk;
 #[cfg(feature = "redis")]
 mod redis;
@@ -47,6 +49,8 @@ pub(crate) struct Store {
     /// Shared with the call that kept them: an original is in memory once, not once here and
     /// once in the engine.
     originals: Cache<String, Arc<String>>,
+    /// Map-reduce chunk and merge summaries (see `chunks.rs`); none unless asked for.
+    chunks: Option<crate::methods::mapreduce::MemoryTier>,
     backend: Option<Arc<dyn StoreBackend>>,
     /// The key refs are made with: the backend's secret, read on first use.
     key: Arc<OnceCell<RefKey>>,
@@ -57,6 +61,7 @@ impl fmt::Debug for Store {
         f.debug_struct("Store")
             .field("results", &self.results.as_ref().map(Cache::entry_count))
             .field("originals", &self.originals.entry_count())
+            .field("chunks", &self.chunks)
             .field("backend", &self.backend.as_ref().map(|b| b.name()))
             .finish()
     }
@@ -94,6 +99,7 @@ impl Store {
         Store {
             results,
             originals,
+            chunks: None,
             backend,
             key: Arc::new(key),
         }

@@ -31,7 +31,7 @@ impl Store {
     pub(crate) async fn shared_result(&self, key: u128, reference: &str) -> Option<Condensed> {
         let backend = self.backend.as_ref()?;
         let bytes = match backend
-            .get(Kind::Condensed, &self.result_key(key).await)
+            .get(Kind::Condensed, &self.backend_key(key).await)
             .await
         {
             Ok(found) => found?,
@@ -71,14 +71,14 @@ impl Store {
             reference,
         };
         if let Ok(json) = serde_json::to_string(&shared) {
-            let key = self.result_key(key).await;
+            let key = self.backend_key(key).await;
             self.persist(Kind::Condensed, key, Arc::new(json));
         }
     }
 
-    /// The backend key of a results cache key: keyed by the store's secret, so what a shared
-    /// server holds does not say which inputs were seen.
-    async fn result_key(&self, key: u128) -> String {
+    /// The backend key of an in-process cache key (a result's or a chunk summary's): keyed by
+    /// the store's secret, so what a shared server holds does not say which inputs were seen.
+    pub(super) async fn backend_key(&self, key: u128) -> String {
         let tag = self.key().await.reference(&key.to_le_bytes());
         tag[REF_PREFIX.len()..].to_owned()
     }
