@@ -35,17 +35,7 @@ impl Store {
         if let Some(hit) = chunks.get(key).await {
             return Some(hit);
         }
-        let backend = self.backend.as_ref()?;
-        let bytes = match backend
-            .get(Kind::ChunkSummary, &self.backend_key(key).await)
-            .await
-        {
-            Ok(found) => found?,
-            Err(error) => {
-                tracing::debug!(backend = backend.name(), %error, "could not read a chunk summary");
-                return None;
-            }
-        };
+        let bytes = self.backend_value(Kind::ChunkSummary, key).await?;
         let answer: Arc<str> = String::from_utf8(bytes).ok()?.into();
         chunks.insert(key, answer.clone()).await;
         Some(answer)
