@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::mcp_faults::python;
 use super::mcp_http::{Proxy, Scratch, call_tool, ref_in, retrieves};
+use super::store::second_condenser_reuses_chunk_summaries;
 
 /// The shared test server's URL.
 fn redis_url() -> Option<String> {
@@ -111,6 +112,14 @@ fn replicas_on_one_redis_share_refs_and_condensed_results() {
         "a cache hit: {repeat:?}"
     );
     assert_eq!(ref_in(&repeat.body), Some(reference), "the same original");
+}
+
+#[tokio::test]
+async fn a_second_condenser_on_one_redis_reuses_the_chunk_summaries_of_the_first() {
+    let Some(url) = redis_url() else {
+        return;
+    };
+    second_condenser_reuses_chunk_summaries(&redis_config(&url, "chunks", true)).await;
 }
 
 #[test]

@@ -2,8 +2,10 @@
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
 use condense::store::{DiskStore, Kind, Page, Selection, StoreBackend};
 use condense::{Condenser, Config, Method, Request};
 
@@ -287,5 +289,125 @@ fn two_processes_write_one_store_at_once() {
         );
         assert_eq!(&String::from_utf8(out.stdout).unwrap(), input);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A model that counts its calls and answers with a short, deterministic line drawn from
+/// what it was sent, so every chunk and merge gets an answer of its own.
+#[derive(Debug, Default)]
+pub(super) struct CountingLlm {
+    calls: AtomicUsize,
+}
+
+impl CountingLlm {
+    pub(super) fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl Summarizer for CountingLlm {
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'_, Result<String, LlmError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            let line = request
+                .user
+                .lines()
+                .find(|line| line.contains("request"))
+                .unwrap_or("nothing");
+            Ok(format!(
+                "Summary: {}",
+                line.chars().take(80).collect::<String>()
+            ))
+        })
+    }
+
+    fn context_window(&self) -> usize {
+        2048
+    }
+
+    fn model(&self) -> &str {
+        "counting"
+    }
+}
+
+/// A condenser on `store` (a `[store]` section) whose LLM is `llm`, with a window small
+/// enough that a long log goes through map-reduce, and no results cache: a repeat is
+/// condensed again, so only chunk summaries can spare its LLM calls.
+pub(super) fn map_reduce_condenser(store: &str, llm: &Arc<CountingLlm>) -> Condenser {
+    let toml = format!(
+        "[defaults]\nthreshold_tokens = 200\nbudget_tokens = 150\n\
+         [cache]\nmax_bytes = 0\n\
+         [mapreduce]\ndirect_max_tokens = 500\nchunk_tokens = 400\noverlap_tokens = 20\n\
+         critique_rounds = 0\n{store}"
+    );
+    Condenser::builder(Config::from_toml_str(&toml, "test.toml").unwrap())
+        .summarizer(llm.clone())
+        .build()
+        .unwrap()
+}
+
+/// A service log long enough for several chunks and a level of merges.
+pub(super) fn service_log() -> String {
+    (0..600)
+        .map(|i| {
+            format!(
+                "2026-01-01T00:{:02}:{:02} request {i} served in {} ms\n",
+                i / 60,
+                i % 60,
+                i * 7 % 300
+            )
+        })
+        .collect()
+}
+
+/// Condenses the service log with a first condenser on `store`, then with a second one (as
+/// another process would), and checks the second calls no LLM and says the same.
+pub(super) async fn second_condenser_reuses_chunk_summaries(store: &str) {
+    let text = service_log();
+    let request = Request::new("read_log").query(Some("which requests were slow?"));
+    let first_llm = Arc::new(CountingLlm::default());
+    let first = map_reduce_condenser(store, &first_llm);
+    let one = first.condense(&text, &request).await;
+    assert_eq!(one.method, Method::MapReduce, "{:?}", one.fallback);
+    assert!(first_llm.calls() > 2, "{} calls", first_llm.calls());
+    first.flush().await;
+    drop(first);
+
+    let second_llm = Arc::new(CountingLlm::default());
+    let second = map_reduce_condenser(store, &second_llm);
+    let two = second.condense(&text, &request).await;
+    assert_eq!(two.method, Method::MapReduce, "{:?}", two.fallback);
+    assert!(!two.cached, "condensed again, not a results cache hit");
+    assert_eq!(
+        second_llm.calls(),
+        0,
+        "every chunk summary came from the store"
+    );
+    assert_eq!(two.text, one.text);
+}
+
+#[tokio::test]
+async fn a_second_condenser_on_one_disk_store_reuses_the_chunk_summaries_of_the_first() {
+    let dir = temp_store("chunks");
+    let store = format!(
+        "[store]\nbackend = \"disk\"\ndir = {:?}\n",
+        dir.display().to_string()
+    );
+    second_condenser_reuses_chunk_summaries(&store).await;
+    let kept = std::fs::read_dir(dir.join("v1").join(Kind::ChunkSummary.name()))
+        .unwrap()
+        .count();
+    assert!(kept > 2, "{kept} chunk summaries on disk");
+
+    // The control: a condenser on memory alone pays for every summary again.
+    let llm = Arc::new(CountingLlm::default());
+    let alone = map_reduce_condenser("[store]\nbackend = \"memory\"\n", &llm);
+    alone
+        .condense(
+            &service_log(),
+            &Request::new("read_log").query(Some("which requests were slow?")),
+        )
+        .await;
+    assert!(llm.calls() > 2);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,13 +98,23 @@ impl CondenserBuilder {
             .policy
             .unwrap_or_else(|| Box::new(RulesPolicy::from_shared(config.clone())));
         let mapreduce = &config.mapreduce;
-        let chunk_cache = (llm.is_some() && mapreduce.chunk_cache_max_bytes > 0)
-            .then(|| ChunkCache::with_ttl(mapreduce.chunk_cache_max_bytes, config.cache.ttl));
+        // Chunk summaries are kept in the store (memory, then its backend), so processes that
+        // share the backend share them; without an LLM there are none to keep.
+        let chunk_bytes = if llm.is_some() {
+            mapreduce.chunk_cache_max_bytes
+        } else {
+            0
+        };
+        let store = Store::new(&config.cache, &config.store, self.store_backend)
+            .with_chunk_summaries(chunk_bytes, config.cache.ttl);
+        let chunk_cache = store
+            .keeps_chunk_summaries()
+            .then(|| ChunkCache::over(Arc::new(store.clone())));
         let concurrency = config.llm.as_ref().map_or(5, |llm| llm.max_concurrency);
         // Merges have a lane of their own, so the tree climbs while the map runs.
         Ok(Condenser {
             inner: Arc::new(Inner {
-                store: Store::new(&config.cache, &config.store, self.store_backend),
+                store,
                 memory: MemoryBudget::new(config.limits.max_inflight_bytes),
                 chunk_cache,
                 call_limit: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),

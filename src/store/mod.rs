@@ -1,4 +1,5 @@
-//! What condense keeps: originals (so nothing is lost), condensed results (so repeats are free).
+//! What condense keeps: originals (so nothing is lost), condensed results (so repeats are
+//! free), and map-reduce chunk summaries (so a grown log re-maps only its new chunks).
 //!
 //! The store behind every [`Condenser`](crate::Condenser) has two tiers. The hot tier is this
 //! process's memory (moka, bounded by `[cache]`): repeats inside one process never leave it.
@@ -19,13 +20,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use moka::future::Cache;
-use tokio::sync::{Notify, OnceCell};
+use tokio::sync::Notify;
 
 use crate::config::{CacheConfig, StoreBackendKind, StoreConfig};
 use crate::error::RetrieveError;
 
 mod backend;
+mod chunks;
 mod disk;
+mod keys;
 #[cfg(feature = "redis")]
 mod redis;
 mod refs;
@@ -38,6 +41,7 @@ pub use refs::REF_PREFIX;
 pub(crate) use select::select;
 pub use select::{DEFAULT_PATTERN_CONTEXT, Page, Selection};
 
+use keys::Keys;
 use refs::RefKey;
 
 /// The store behind a [`Condenser`](crate::Condenser). Cheap to clone; clones share.
@@ -47,9 +51,11 @@ pub(crate) struct Store {
     /// Shared with the call that kept them: an original is in memory once, not once here and
     /// once in the engine.
     originals: Cache<String, Arc<String>>,
+    /// Map-reduce chunk and merge summaries (see `chunks.rs`); none unless asked for.
+    chunks: Option<crate::methods::mapreduce::MemoryTier>,
     backend: Option<Arc<dyn StoreBackend>>,
-    /// The key refs are made with: the backend's secret, read on first use.
-    key: Arc<OnceCell<RefKey>>,
+    /// The keys refs are made with (see `keys.rs`).
+    keys: Arc<Keys>,
 }
 
 impl fmt::Debug for Store {
@@ -57,6 +63,7 @@ impl fmt::Debug for Store {
         f.debug_struct("Store")
             .field("results", &self.results.as_ref().map(Cache::entry_count))
             .field("originals", &self.originals.entry_count())
+            .field("chunks", &self.chunks)
             .field("backend", &self.backend.as_ref().map(|b| b.name()))
             .finish()
     }
@@ -87,15 +94,13 @@ impl Store {
             .time_to_live(cache.originals_ttl)
             .build();
         let backend = backend.or_else(|| backend_from_config(config));
-        let key = match backend {
-            Some(_) => OnceCell::new(),
-            None => OnceCell::new_with(Some(RefKey::random())),
-        };
+        let keys = Arc::new(Keys::new(backend.clone()));
         Store {
             results,
             originals,
+            chunks: None,
             backend,
-            key: Arc::new(key),
+            keys,
         }
     }
 
@@ -103,27 +108,10 @@ impl Store {
         self.results.as_ref()
     }
 
-    /// The key refs are made with: the backend's secret, or, when the backend cannot give
-    /// one, a key of this process's own (refs then stay readable here, not elsewhere).
+    /// The key new refs are made with: the backend's secret, or, while the backend cannot
+    /// give it, a key of this process's own (refs then stay readable here, not elsewhere).
     async fn key(&self) -> &RefKey {
-        self.key
-            .get_or_init(|| async {
-                let Some(backend) = &self.backend else {
-                    return RefKey::random();
-                };
-                match backend.secret().await {
-                    Ok(secret) => RefKey::new(secret),
-                    Err(error) => {
-                        tracing::warn!(
-                            backend = backend.name(),
-                            %error,
-                            "the store's secret is unavailable; refs made by this process are readable only here"
-                        );
-                        RefKey::random()
-                    }
-                }
-            })
-            .await
+        self.keys.current().await
     }
 
     /// Keeps `original` (sharing it, not copying it) for `owner` and returns its ref. The
@@ -169,29 +157,41 @@ impl Store {
         if !refs::is_well_formed(reference) {
             return None;
         }
-        let stored_as = owned_key(self.key().await, reference, owner);
-        if let Some(hit) = self.originals.get(&stored_as).await {
-            return Some(hit);
+        // Refs made with this process's own key before the shared secret came stay readable.
+        let keys = self.keys.readable().await;
+        let mut candidates: Vec<String> = keys
+            .iter()
+            .map(|key| owned_key(key, reference, owner))
+            .collect();
+        candidates.dedup();
+        for stored_as in &candidates {
+            if let Some(hit) = self.originals.get(stored_as).await {
+                return Some(hit);
+            }
         }
         let backend = self.backend.as_ref()?;
-        let bytes = match backend.get(Kind::Original, &stored_as).await {
-            Ok(found) => found?,
-            Err(error) => {
-                tracing::warn!(backend = backend.name(), %error, "could not read an original");
+        for stored_as in candidates {
+            let bytes = match backend.get(Kind::Original, &stored_as).await {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue,
+                Err(error) => {
+                    tracing::warn!(backend = backend.name(), %error, "could not read an original");
+                    return None;
+                }
+            };
+            if !keys.iter().any(|key| key.reference(&bytes) == reference) {
+                tracing::warn!(
+                    backend = backend.name(),
+                    reference,
+                    "a stored original does not match its ref; ignored"
+                );
                 return None;
             }
-        };
-        if self.key().await.reference(&bytes) != reference {
-            tracing::warn!(
-                backend = backend.name(),
-                reference,
-                "a stored original does not match its ref; ignored"
-            );
-            return None;
+            let original = Arc::new(String::from_utf8(bytes).ok()?);
+            self.originals.insert(stored_as, original.clone()).await;
+            return Some(original);
         }
-        let original = Arc::new(String::from_utf8(bytes).ok()?);
-        self.originals.insert(stored_as, original.clone()).await;
-        Some(original)
+        None
     }
 
     pub(crate) async fn retrieve(

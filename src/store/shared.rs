@@ -29,17 +29,7 @@ impl Store {
     /// original as this call (`reference`): a result made with another secret (a process
     /// that could not read the shared one) would name a ref this process cannot serve.
     pub(crate) async fn shared_result(&self, key: u128, reference: &str) -> Option<Condensed> {
-        let backend = self.backend.as_ref()?;
-        let bytes = match backend
-            .get(Kind::Condensed, &self.result_key(key).await)
-            .await
-        {
-            Ok(found) => found?,
-            Err(error) => {
-                tracing::debug!(backend = backend.name(), %error, "could not read a condensed result");
-                return None;
-            }
-        };
+        let bytes = self.backend_value(Kind::Condensed, key).await?;
         let shared: SharedResult = serde_json::from_slice(&bytes).ok()?;
         if shared.reference != reference {
             return None;
@@ -71,14 +61,27 @@ impl Store {
             reference,
         };
         if let Ok(json) = serde_json::to_string(&shared) {
-            let key = self.result_key(key).await;
+            let key = self.backend_key(key).await;
             self.persist(Kind::Condensed, key, Arc::new(json));
         }
     }
 
-    /// The backend key of a results cache key: keyed by the store's secret, so what a shared
-    /// server holds does not say which inputs were seen.
-    async fn result_key(&self, key: u128) -> String {
+    /// What the backend keeps of `kind` under the keyed form of the in-process cache `key`;
+    /// a failure to read is logged at debug and is a miss.
+    pub(super) async fn backend_value(&self, kind: Kind, key: u128) -> Option<Vec<u8>> {
+        let backend = self.backend.as_ref()?;
+        match backend.get(kind, &self.backend_key(key).await).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::debug!(backend = backend.name(), kind = kind.name(), %error, "could not read from the store");
+                None
+            }
+        }
+    }
+
+    /// The backend key of an in-process cache key (a result's or a chunk summary's): keyed by
+    /// the store's secret, so what a shared server holds does not say which inputs were seen.
+    pub(super) async fn backend_key(&self, key: u128) -> String {
         let tag = self.key().await.reference(&key.to_le_bytes());
         tag[REF_PREFIX.len()..].to_owned()
     }

@@ -212,3 +212,110 @@ fn a_pattern_page_that_does_not_fit_ends_at_a_match_and_continues_after_it() {
         "[match 2 at line 2, character 12]\ny ERROR 2\n"
     );
 }
+
+/// A shared backend in memory that can be taken down: then every operation fails, as an
+/// unreachable Redis does.
+#[derive(Debug, Default)]
+struct Flaky {
+    down: std::sync::atomic::AtomicBool,
+    secret: std::sync::Mutex<Option<[u8; SECRET_LEN]>>,
+    values: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>,
+}
+
+impl Flaky {
+    fn check(&self) -> Result<(), StoreError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(StoreError::Unavailable {
+                backend: "flaky",
+                message: "down".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl StoreBackend for Flaky {
+    fn name(&self) -> &'static str {
+        "flaky"
+    }
+
+    fn secret(&self) -> BoxFuture<'_, Result<[u8; SECRET_LEN], StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let mut secret = self.secret.lock().unwrap();
+            Ok(*secret.get_or_insert_with(|| [fastrand::u8(..); SECRET_LEN]))
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        kind: Kind,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Vec<u8>>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let values = self.values.lock().unwrap();
+            Ok(values.get(&format!("{}:{key}", kind.name())).cloned())
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        kind: Kind,
+        key: &'a str,
+        value: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let mut values = self.values.lock().unwrap();
+            values.insert(format!("{}:{key}", kind.name()), value);
+            Ok(())
+        })
+    }
+}
+
+fn store_on(backend: &Arc<Flaky>) -> Store {
+    let backend: Arc<dyn StoreBackend> = backend.clone();
+    Store::new(
+        &CacheConfig::default(),
+        &StoreConfig::default(),
+        Some(backend),
+    )
+}
+
+#[tokio::test]
+async fn a_store_that_started_without_its_secret_adopts_it_once_the_backend_is_back() {
+    let backend = Arc::new(Flaky::default());
+    backend.down.store(true, Ordering::SeqCst);
+    let late = store_on(&backend);
+    let before = late.keep(Arc::new("kept while down".into()), None).await;
+    let owned = late.keep(Arc::new("a session's".into()), Some("s")).await;
+
+    backend.down.store(false, Ordering::SeqCst);
+    let other = store_on(&backend);
+    let text = Arc::new(TEXT.to_owned());
+    let shared = other.keep(text.clone(), None).await;
+    // The next try runs in the background once the pause is over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while late.keep(text.clone(), None).await != shared {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the secret was never adopted"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    flush().await;
+
+    // New refs are shared both ways; the one made before stays readable where it was made.
+    assert!(late.original(&shared, None).await.is_some());
+    let after = late.keep(Arc::new("kept once back".into()), None).await;
+    flush().await;
+    assert!(other.original(&after, None).await.is_some());
+    assert_eq!(
+        late.retrieve(&before, None, &Selection::All).await.unwrap(),
+        "kept while down"
+    );
+    assert!(other.original(&before, None).await.is_none());
+    assert!(late.original(&owned, Some("s")).await.is_some());
+    assert!(late.original(&owned, Some("t")).await.is_none());
+}

@@ -97,14 +97,17 @@ use crate::methods::reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
 use crate::methods::truncate::truncate;
 use crate::methods::verify::guard_facts_counted;
 
+mod cache;
 mod options;
 mod sizing;
 #[cfg(test)]
 mod tests;
 
+pub use cache::ChunkCache;
+pub(crate) use cache::{ChunkSummaries, MemoryTier};
 pub use options::{
-    ChunkBudget, ChunkCache, Hints, MAX_CRITIQUE_ROUNDS, MapReduceOptions, MapReduceOutcome,
-    MapReducePrompts, Progress, ProgressFn, default_reduce_concurrency,
+    ChunkBudget, Hints, MAX_CRITIQUE_ROUNDS, MapReduceOptions, MapReduceOutcome, MapReducePrompts,
+    Progress, ProgressFn, default_reduce_concurrency,
 };
 
 /// The map-reduce driver. Cheap to clone; clones share the concurrency limit and the cache.

@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::llm::{CompletionRequest, LlmError};
 use crate::methods::chunk::{Chunk, ChunkOptions, ChunkStrategy, ContentKind};
@@ -338,57 +337,6 @@ impl MapReduceOptions {
     pub fn with_progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(ProgressFn::new(progress));
         self
-    }
-}
-
-/// A cache of map and merge answers, weighted by bytes. Cheap to clone; clones share entries,
-/// so one cache serves every run of every [`MapReduce`](super::MapReduce) it is given to.
-#[derive(Clone)]
-pub struct ChunkCache {
-    entries: moka::future::Cache<u128, Arc<str>>,
-}
-
-impl fmt::Debug for ChunkCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChunkCache")
-            .field("entries", &self.entries.entry_count())
-            .field("bytes", &self.entries.weighted_size())
-            .finish()
-    }
-}
-
-impl ChunkCache {
-    /// A cache holding at most about `max_bytes` of answers, kept until evicted.
-    pub fn new(max_bytes: u64) -> Self {
-        Self::build(max_bytes, None)
-    }
-
-    /// A cache holding at most about `max_bytes` of answers, each for at most `ttl`.
-    pub fn with_ttl(max_bytes: u64, ttl: Duration) -> Self {
-        Self::build(max_bytes, Some(ttl))
-    }
-
-    fn build(max_bytes: u64, ttl: Option<Duration>) -> Self {
-        let mut builder = moka::future::Cache::builder()
-            .max_capacity(max_bytes)
-            // The key and the entry's bookkeeping cost about as much as a short answer.
-            .weigher(|_key: &u128, answer: &Arc<str>| {
-                u32::try_from(answer.len() + 64).unwrap_or(u32::MAX)
-            });
-        if let Some(ttl) = ttl {
-            builder = builder.time_to_live(ttl);
-        }
-        ChunkCache {
-            entries: builder.build(),
-        }
-    }
-
-    pub(super) async fn get(&self, key: u128) -> Option<Arc<str>> {
-        self.entries.get(&key).await
-    }
-
-    pub(super) async fn insert(&self, key: u128, answer: Arc<str>) {
-        self.entries.insert(key, answer).await;
     }
 }
 
