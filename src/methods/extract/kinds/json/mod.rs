@@ -16,6 +16,7 @@ mod project;
 mod raw;
 mod render;
 mod stats;
+mod table;
 
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
@@ -320,14 +321,25 @@ impl<'q> Builder<'q> {
         parent: Option<usize>,
     ) {
         let mut stats = KeyStatsBuilder::default();
+        let mut columns = table::TableBuilder::default();
         let mut count = 0;
         for item in items.clone() {
             count += 1;
-            item.with_value(&mut |v| stats.add(v));
+            item.with_value(&mut |v| {
+                stats.add(v);
+                if self.project {
+                    columns.add(v, self.query);
+                }
+            });
         }
         let stats = stats.finish();
+        let table = columns.finish(self.query);
+        let mut schema_text = stats.describe(path, count);
+        if let Some(table) = &table {
+            let _ = write!(schema_text, "; {}", table.header());
+        }
         let schema = self.push(
-            &stats.describe(path, count),
+            &schema_text,
             Unit {
                 parent: parent.into(),
                 pinned: true,
@@ -346,7 +358,7 @@ impl<'q> Builder<'q> {
                     &label,
                     path,
                     schema,
-                    &stats,
+                    (&stats, table.as_ref()),
                     first_field,
                     &mut field_index,
                 );
@@ -369,7 +381,7 @@ impl<'q> Builder<'q> {
         label: &str,
         path: &str,
         schema: usize,
-        stats: &KeyStats,
+        (stats, table): (&KeyStats, Option<&table::Table>),
         first_field: usize,
         field_index: &mut HashMap<String, usize>,
     ) {
@@ -389,24 +401,37 @@ impl<'q> Builder<'q> {
             self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
             return;
         }
+        let level = record_level(item);
+        let named = self.query.map_or(0, |q| named_values(q, item));
         let usual = render_within(item, cap, self.query, &exclude, &notable);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
-        let body = match self.query {
+        let projected = match self.query {
             Some(q)
                 if self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap =>
             {
-                project::project(item, cap, q, &usual, &exclude, &notable).unwrap_or(usual)
+                project::project(item, cap, q, &usual, &exclude, &notable)
             }
-            _ => usual,
+            _ => None,
+        };
+        // A record the query singles out (by a value it names, a leaf deep inside, or its
+        // failure) keeps its full rendering; the others are a row of the table.
+        let key_named = label.strip_prefix('.').is_some_and(|k| {
+            self.query
+                .is_some_and(|q| q.mentions(k) || names_every_word(q, k))
+        });
+        let singled_out = named > 0 || key_named || level == Level::Error || projected.is_some();
+        let body = match (table, projected) {
+            (Some(table), None) if !singled_out && !table.singles_out(item, self.query) => {
+                table.row(item)
+            }
+            (_, projected) => projected.unwrap_or(usual),
         };
         let text = if label.is_empty() {
             body
         } else {
             labelled(&format!("{path}{label}"), &body)
         };
-        let level = record_level(item);
-        let named = self.query.map_or(0, |q| named_values(q, item));
         let prior = if level == Level::Error {
             ERROR_PRIOR
         } else {
@@ -470,6 +495,12 @@ fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
         return false;
     };
     query.mentions(key) || any_key(item, query, 0)
+}
+
+/// Whether every word of `key` (a map member's name: `bcrypt`, `parse_int`) is a query word.
+fn names_every_word(query: &Query, key: &str) -> bool {
+    let (words, named) = project::key_words_named(key, query);
+    words > 0 && words == named
 }
 
 /// How deep [`names_a_part`] looks for a key the query names.

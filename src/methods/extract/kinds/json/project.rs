@@ -207,7 +207,7 @@ fn is_scalar(v: &Value) -> bool {
 
 /// How many words the key has (split on punctuation and camelCase, stemmed) and how many of
 /// them are query words.
-fn key_words_named(key: &str, query: &Query) -> (usize, usize) {
+pub(super) fn key_words_named(key: &str, query: &Query) -> (usize, usize) {
     let mut buf = String::new();
     let (mut words, mut named) = (0, 0);
     for_each_word(key, &mut buf, |w| {

@@ -1,0 +1,460 @@
+//! Arrays of records of one shape (API list responses: issues, pods, packages, search hits) as
+//! a table: the columns are chosen once per array by the shape of their values — short, present
+//! in most records, and either telling records apart (ids, names, titles, urls) or sorting them
+//! into a few kinds (states) — and each record the query does not single out is one line of
+//! values under a header naming the columns. The budget then covers many more records.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::methods::extract::query::Query;
+use crate::methods::extract::terms::for_each_word;
+use crate::methods::extract::tree::noise::opaque_share;
+
+/// Fewer records than this read as well in full.
+pub(super) const MIN_RECORDS: usize = 4;
+/// Records sampled to choose the columns: enough to see the shape, and memory stays bounded.
+const SAMPLE: usize = 512;
+/// Bytes a row may spend on average: what a record costs as a line of a table.
+const ROW_BYTES: usize = 200;
+/// A table is used only when a record in full is this many times its row.
+const MIN_SAVING: usize = 3;
+/// Values longer than this on average are content (a body, a description), not a column.
+const MAX_COLUMN_BYTES: usize = 90;
+/// Records shorter than this on average are lines already.
+const MIN_RECORD_BYTES: usize = 300;
+/// A value in a cell is cut to this many bytes.
+const MAX_CELL_BYTES: usize = 100;
+/// A query word held by at most one record in this many singles those records out.
+const RARE_SHARE: usize = 4;
+/// How deep a record's text is searched for query words.
+const MAX_WORD_DEPTH: usize = 6;
+/// Columns fewer than this say too little about a record.
+const MIN_COLUMNS: usize = 2;
+
+/// How a column earns its place: what its values tell about a record.
+const NAMES_A_RECORD: i32 = 4;
+const SORTS_RECORDS: i32 = 4;
+const LIST_OF_NAMES: i32 = 3;
+const LINK: i32 = 2;
+const NUMBER: i32 = 2;
+const OTHER: i32 = 1;
+const NESTED: i32 = -1;
+const KEY_NAMED: i32 = 5;
+
+/// The columns of one array of records.
+pub(super) struct Table {
+    columns: Vec<String>,
+    /// Query words few records hold: a record holding one is singled out by the query.
+    rare_words: HashSet<String>,
+}
+
+/// What the sampled records say about one candidate column.
+#[derive(Default)]
+struct ColumnStats {
+    /// Order of first appearance.
+    order: usize,
+    present: usize,
+    bytes: usize,
+    distinct: HashSet<u64>,
+    strings: usize,
+    numbers: usize,
+    floats: usize,
+    links: usize,
+    opaque: usize,
+    /// Records where this column's value contains another string column's value (a link
+    /// built from a login) or equals it, by that other column.
+    derived: HashMap<String, usize>,
+}
+
+/// Column statistics gathered one record at a time.
+#[derive(Default)]
+pub(super) struct TableBuilder {
+    columns: HashMap<String, ColumnStats>,
+    records: usize,
+    record_bytes: usize,
+    /// Per query word, how many sampled records hold it.
+    word_records: HashMap<String, usize>,
+}
+
+impl TableBuilder {
+    /// Adds one record to the sample (records past the sample only count).
+    pub(super) fn add(&mut self, item: &Value, query: Option<&Query>) {
+        self.records += 1;
+        if self.records > SAMPLE {
+            return;
+        }
+        if let Some(q) = query {
+            for word in query_words_in(item, q) {
+                *self.word_records.entry(word).or_default() += 1;
+            }
+        }
+        self.record_bytes += super::approx_len(item, 64 * 1024);
+        let mut cells = Vec::new();
+        for_each_cell(item, &mut |path, value, text| {
+            cells.push((path.to_owned(), value, text))
+        });
+        for (path, value, text) in &cells {
+            let next = self.columns.len();
+            let stats = self
+                .columns
+                .entry(path.clone())
+                .or_insert_with(|| ColumnStats {
+                    order: next,
+                    ..ColumnStats::default()
+                });
+            stats.present += 1;
+            stats.bytes += text.len();
+            stats
+                .distinct
+                .insert(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+            match value {
+                Cell::Scalar(Value::String(s)) => {
+                    stats.strings += 1;
+                    stats.links += usize::from(s.contains("://"));
+                    stats.opaque += usize::from(opaque_share(s) >= 0.5);
+                }
+                Cell::Scalar(Value::Number(n)) => {
+                    stats.numbers += 1;
+                    stats.floats += usize::from(n.is_f64());
+                }
+                _ => {}
+            }
+            if let Cell::Scalar(Value::String(s)) = value {
+                for (other, other_value, other_text) in &cells {
+                    if other != path
+                        && matches!(other_value, Cell::Scalar(Value::String(_)))
+                        && other_text.len() >= 3
+                        && other_text.len() <= s.len()
+                        && s.contains(other_text.as_str())
+                        && (other_text.len() < s.len() || other < path)
+                    {
+                        *stats.derived.entry(other.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The columns, or `None` when the records are few, already short, or have too few
+    /// columns worth showing.
+    pub(super) fn finish(self, query: Option<&Query>) -> Option<Table> {
+        let n = self.records.min(SAMPLE);
+        if self.records < MIN_RECORDS {
+            return None;
+        }
+        let mut candidates: Vec<(i32, usize, usize, &String)> = Vec::new();
+        for (path, stats) in &self.columns {
+            if let Some(score) = score(path, stats, self.empty_lists(path), n, query) {
+                candidates.push((score, stats.bytes / stats.present.max(1), stats.order, path));
+            }
+        }
+        candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+        let mut chosen: Vec<(usize, &String)> = Vec::new();
+        let mut width = 0;
+        for (_, bytes, order, path) in candidates {
+            // A value built from another column's value (a link holding a login) says
+            // nothing new.
+            let stats = &self.columns[path];
+            let derived = stats.derived.iter().any(|(source, &k)| {
+                k * 2 >= stats.present
+                    && self.columns.get(source).is_some_and(|c| {
+                        score(source, c, self.empty_lists(source), n, query).is_some()
+                    })
+            });
+            if derived || width + bytes + 1 > ROW_BYTES {
+                continue;
+            }
+            width += bytes + 1;
+            chosen.push((order, path));
+        }
+        let average = self.record_bytes / n.max(1);
+        if chosen.len() < MIN_COLUMNS
+            || average < MIN_RECORD_BYTES
+            || average < MIN_SAVING * width.max(1)
+        {
+            return None;
+        }
+        chosen.sort();
+        let rare_words = self
+            .word_records
+            .into_iter()
+            .filter(|(_, count)| count * RARE_SHARE <= n)
+            .map(|(word, _)| word)
+            .collect();
+        Some(Table {
+            columns: chosen.into_iter().map(|(_, p)| p.clone()).collect(),
+            rare_words,
+        })
+    }
+}
+
+impl TableBuilder {
+    /// For a column of a list of objects (`labels[].name`), how many records hold that list
+    /// empty: the column is present there too, with nothing in it.
+    fn empty_lists(&self, path: &str) -> usize {
+        match path.split_once("[].") {
+            Some((list, _)) => self
+                .columns
+                .get(&format!("{list}[]"))
+                .map_or(0, |c| c.present),
+            None => 0,
+        }
+    }
+}
+
+/// A column's score, or `None` when it is no column: rare, constant, long, or opaque.
+/// `empty` records hold the column's list empty.
+fn score(
+    path: &str,
+    stats: &ColumnStats,
+    empty: usize,
+    n: usize,
+    query: Option<&Query>,
+) -> Option<i32> {
+    let present = stats.present + empty;
+    // An empty list is one more value: `bug` beside nothing sorts records in two.
+    let distinct = stats.distinct.len() + usize::from(empty > 0);
+    let average = stats.bytes / present.max(1);
+    if present * 2 < n || distinct <= 1 || average > MAX_COLUMN_BYTES || average == 0 {
+        return None;
+    }
+    if stats.opaque * 2 > present {
+        return None;
+    }
+    let list = path.contains("[]");
+    let varied = distinct * 2 >= present;
+    let category = distinct * 3 <= present.max(3);
+    let mut score = if list {
+        LIST_OF_NAMES
+    } else if stats.links * 2 > present {
+        LINK
+    } else if stats.floats * 2 > present {
+        OTHER
+    } else if stats.numbers * 2 > present {
+        NUMBER
+    } else if stats.strings * 2 > present && (varied || category) {
+        if varied {
+            NAMES_A_RECORD
+        } else {
+            SORTS_RECORDS
+        }
+    } else {
+        OTHER
+    };
+    if path.contains('.') {
+        score += NESTED;
+    }
+    if let Some(q) = query {
+        let mut buf = String::new();
+        let (mut words, mut named) = (0, 0);
+        // The last key says what the value is: `avatar_url` is an image more than a URL.
+        let last = path.rsplit(['.', ']']).next().unwrap_or(path);
+        for_each_word(last, &mut buf, |w| {
+            words += 1;
+            named += i32::from(q.words.contains_key(w));
+        });
+        score += KEY_NAMED * named / words.max(1);
+    }
+    Some(score)
+}
+
+/// One cell's source: a scalar, or the names gathered from a list.
+enum Cell<'v> {
+    Scalar(&'v Value),
+    List,
+}
+
+/// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
+/// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
+/// of their text fields (`labels[].name`) — with the cell's text.
+fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
+    let Value::Object(map) = item else { return };
+    for (k, v) in map {
+        match v {
+            Value::Object(inner) => {
+                for (ik, x) in inner {
+                    if !x.is_object() && !x.is_array() && !x.is_null() {
+                        f(&format!("{k}.{ik}"), Cell::Scalar(x), cell_text(x));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if items.iter().all(|x| !x.is_object() && !x.is_array()) {
+                    let text: Vec<String> = items.iter().map(cell_text).collect();
+                    f(&format!("{k}[]"), Cell::List, text.join(","));
+                } else if items.iter().all(Value::is_object) {
+                    let mut keys: Vec<&String> = Vec::new();
+                    for x in items {
+                        for (ik, value) in x.as_object().into_iter().flatten() {
+                            if value.is_string() && !keys.contains(&ik) {
+                                keys.push(ik);
+                            }
+                        }
+                    }
+                    for ik in keys {
+                        let text: Vec<&str> =
+                            items.iter().filter_map(|x| x.get(ik)?.as_str()).collect();
+                        // The list's text is one cell: its links and digests make it no column.
+                        if text
+                            .iter()
+                            .any(|t| t.contains("://") || opaque_share(t) >= 0.5)
+                        {
+                            continue;
+                        }
+                        f(&format!("{k}[].{ik}"), Cell::List, text.join(","));
+                    }
+                }
+            }
+            Value::Null => {}
+            x => f(k, Cell::Scalar(x), cell_text(x)),
+        }
+    }
+}
+
+fn cell_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => super::compact(other),
+    }
+}
+
+/// The query words in `item`'s string values, each once.
+fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
+    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
+        match v {
+            Value::String(s) => for_each_word(s, buf, |w| {
+                if query.words.contains_key(w) && !out.contains(w) {
+                    out.insert(w.to_owned());
+                }
+            }),
+            Value::Array(items) if depth < MAX_WORD_DEPTH => {
+                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
+            }
+            Value::Object(map) if depth < MAX_WORD_DEPTH => {
+                map.values().for_each(|x| go(x, query, depth + 1, buf, out))
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    go(item, query, 0, &mut String::new(), &mut out);
+    out
+}
+
+impl Table {
+    /// Whether `item` holds a query word few of its siblings hold: the query singles it out.
+    pub(super) fn singles_out(&self, item: &Value, query: Option<&Query>) -> bool {
+        match query {
+            Some(q) if !self.rare_words.is_empty() => query_words_in(item, q)
+                .iter()
+                .any(|w| self.rare_words.contains(w)),
+            _ => false,
+        }
+    }
+
+    /// The header: the columns' paths, in the order the cells follow.
+    pub(super) fn header(&self) -> String {
+        format!("one line per record: {}", self.columns.join(" | "))
+    }
+
+    /// `item`'s cells, `|`-separated; a missing value is left empty.
+    pub(super) fn row(&self, item: &Value) -> String {
+        let mut cells: Vec<String> = vec![String::new(); self.columns.len()];
+        for_each_cell(item, &mut |path, _, text| {
+            if let Some(i) = self.columns.iter().position(|c| c == path) {
+                cells[i] = shorten(&text.replace('|', "/").replace('\n', " "));
+            }
+        });
+        cells.join(" | ")
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.len() <= MAX_CELL_BYTES {
+        return text.to_owned();
+    }
+    let cut = crate::tokens::floor_char_boundary(text, MAX_CELL_BYTES);
+    format!("{}…", &text[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::extract::ExtractHints;
+    use serde_json::json;
+
+    /// Search hits in the shape of a code-hosting API's issue list, shortened.
+    fn hits() -> Vec<Value> {
+        (0..8)
+            .map(|i| {
+                let login = format!("user{i}x");
+                json!({
+                    "url": format!("https://api.example.com/repos/o/r/issues/{i}"),
+                    "comments_url": format!("https://api.example.com/repos/o/r/issues/{i}/comments"),
+                    "html_url": format!("https://example.com/o/r/pull/{i}"),
+                    "node_id": format!("MDExOlB1bGxSZXF1ZXN0{i}Njc4OTA5NzE2ZTk4"),
+                    "number": 100 + i,
+                    "title": format!("Fix the parser on input {i}"),
+                    "user": {"login": login, "url": format!("https://api.example.com/users/{login}"), "type": "User"},
+                    "labels": if i % 3 == 0 { json!([{"name": "bug", "color": "d73a4a"}]) } else { json!([]) },
+                    "state": if i % 4 == 0 { "open" } else { "closed" },
+                    "body": "A long description of the change that nobody needs in a listing. ".repeat(4),
+                })
+            })
+            .collect()
+    }
+
+    fn table(query: &str) -> Table {
+        let q = Query::from_hints(&ExtractHints::new().with_query(query)).unwrap();
+        let mut builder = TableBuilder::default();
+        for hit in hits() {
+            builder.add(&hit, Some(&q));
+        }
+        builder.finish(Some(&q)).expect("a table")
+    }
+
+    #[test]
+    fn columns_are_short_telling_fields_chosen_by_shape() {
+        let t = table("which results are open");
+        let header = t.header();
+        for column in [
+            "html_url",
+            "number",
+            "title",
+            "user.login",
+            "state",
+            "labels[].name",
+        ] {
+            assert!(header.contains(column), "{header}");
+        }
+        // Long text, opaque ids, constants and links built from another column stay out.
+        for column in ["body", "node_id", "user.type", "comments_url", "user.url"] {
+            assert!(!header.contains(column), "{header}");
+        }
+    }
+
+    #[test]
+    fn a_row_holds_the_values_in_column_order() {
+        let t = table("which results are open");
+        let row = t.row(&hits()[3]);
+        assert!(row.contains("https://example.com/o/r/pull/3"), "{row}");
+        assert!(row.contains("user3x"), "{row}");
+        assert!(row.contains("bug"), "{row}");
+        assert!(row.len() < 200, "{row}");
+    }
+
+    #[test]
+    fn short_records_are_not_tabled() {
+        let mut builder = TableBuilder::default();
+        for i in 0..8 {
+            builder.add(
+                &json!({"id": i, "name": format!("n{i}"), "ok": i % 2 == 0}),
+                None,
+            );
+        }
+        assert!(builder.finish(None).is_none());
+    }
+}
