@@ -197,7 +197,7 @@ mod tests {
         )
         .unwrap();
         let condenser = crate::Condenser::new(config).unwrap();
-        let request = crate::Request::new("run_tests").mode(Some(crate::Mode::Extract));
+        let request = crate::Request::new("run_tests").with_mode(crate::Mode::Extract);
         let outcome = condenser.condense(&log, &request).await;
         assert_eq!(outcome.method, crate::Method::Extract);
         assert!(!outcome.text.contains('\x1b'), "{}", outcome.text);

@@ -10,7 +10,7 @@
 //! let prompts = Prompts::builtin();
 //! let request = prompts.request(
 //!     Template::Summarize,
-//!     &Vars::new("line 1\nline 2", 200).tool("read_log").query("errors only"),
+//!     &Vars::new("line 1\nline 2", 200).with_tool("read_log").with_query("errors only"),
 //! );
 //! assert!(request.user.contains("read_log"));
 //! assert!(request.user.contains("<<<TOOL_OUTPUT "));
@@ -230,21 +230,21 @@ impl<'a> Vars<'a> {
 
     /// Sets the tool name.
     #[must_use]
-    pub fn tool(mut self, tool: &'a str) -> Self {
+    pub fn with_tool(mut self, tool: &'a str) -> Self {
         self.hints.tool = Some(tool);
         self
     }
 
     /// Sets the query.
     #[must_use]
-    pub fn query(mut self, query: &'a str) -> Self {
+    pub fn with_query(mut self, query: &'a str) -> Self {
         self.hints.query = Some(query);
         self
     }
 
     /// Sets the schema hint (extraction mode).
     #[must_use]
-    pub fn schema_hint(mut self, hint: &'a str) -> Self {
+    pub fn with_schema_hint(mut self, hint: &'a str) -> Self {
         self.hints.schema_hint = Some(hint);
         self
     }
@@ -258,7 +258,7 @@ impl<'a> Vars<'a> {
 
     /// Sets the chunk's 1-based position and where it sits (headings or JSON path).
     #[must_use]
-    pub fn chunk(mut self, index: usize, context: Option<&'a str>) -> Self {
+    pub fn with_chunk(mut self, index: usize, context: Option<&'a str>) -> Self {
         self.chunk_index = index;
         self.context = context;
         self
@@ -372,7 +372,7 @@ impl MapReducePrompts for Prompts {
         };
         let vars = Vars::new(&chunk.body, budget)
             .with_hints(*hints)
-            .chunk(chunk.index + 1, Some(chunk.context.as_str()));
+            .with_chunk(chunk.index + 1, Some(chunk.context.as_str()));
         self.request(template, &vars)
     }
 
@@ -530,7 +530,9 @@ mod tests {
         let prompts = Prompts::builtin();
         let with = prompts.request(
             Template::Summarize,
-            &Vars::new("x", 10).tool("search_logs").query("block ids"),
+            &Vars::new("x", 10)
+                .with_tool("search_logs")
+                .with_query("block ids"),
         );
         assert!(with.user.contains("search_logs") && with.user.contains("block ids"));
         let without = prompts.request(Template::Summarize, &Vars::new("x", 10));
