@@ -5,8 +5,7 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use condense::config::StoreBackendKind;
-use condense::methods::mapreduce::Progress;
-use condense::{Condenser, Config, Mode, Request, TokenCounter};
+use condense::{Condenser, Config, Mode, Progress, Request, TokenCounter};
 
 use crate::cli::{CompressArgs, MethodArg};
 
