@@ -45,7 +45,8 @@ mod tests;
 use env::{EnvVars, apply_env_overrides, validate};
 use file::FileConfig;
 pub use glob::glob_matches;
-pub use read::{MAX_CONFIG_FILE_BYTES, read_regular_file};
+pub use read::MAX_CONFIG_FILE_BYTES;
+pub(crate) use read::read_regular_file;
 pub use rule::{BinaryPolicy, Mode, Rule, ToolRule};
 pub use store::{StoreBackendKind, StoreConfig};
 
