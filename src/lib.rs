@@ -25,12 +25,13 @@ pub use engine::{
 };
 pub use error::{ConfigError, PromptError, RetrieveError};
 pub use layer::{Condense, CondenseLayer};
+pub use limits::InputCut;
 pub use llm::{LiteLlm, LlmError, Summarizer};
 pub use methods::mapreduce::Progress;
 pub use secrets::{SecretKind, SecretRedactor};
 pub use store::Selection;
 pub use structured::StructuredContentPolicy;
-pub use tokens::{Encoding, TokenCounter, estimate_tokens};
+pub use tokens::{Encoding, TokenCounter, UnknownEncoding, estimate_tokens};
 pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};
 
 use tower::{Service, ServiceExt};
