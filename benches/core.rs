@@ -89,7 +89,7 @@ fn cache_hit(c: &mut Criterion) {
         .unwrap();
     let condenser = Condenser::new(Config::default()).unwrap();
     let text = log_text(200 * 1024);
-    let request = Request::new("read_log").query(Some("slow requests"));
+    let request = Request::new("read_log").with_query("slow requests");
     runtime.block_on(condenser.condense(&text, &request));
     c.bench_function("cache hit (200 KB output)", |b| {
         b.to_async(&runtime).iter(|| async {

@@ -45,7 +45,7 @@ async fn main() {
                 let text = records(70_000, round * 10 + k);
                 tokio::spawn(async move {
                     condenser
-                        .condense_owned(text, &Request::new("t").query(Some("user 777")))
+                        .condense_owned(text, &Request::new("t").with_query("user 777"))
                         .await
                         .method
                 })

@@ -37,8 +37,8 @@ async fn measure(condenser: &Condenser, text: &str, calls: usize) -> (f64, f64) 
         // A new output each call: a new original to keep, and no cached result.
         let output = format!("{text}call {i}\n");
         let request = Request::new("read_file")
-            .budget(Some(1000))
-            .mode(Some(Mode::Extract));
+            .with_budget_tokens(1000)
+            .with_mode(Mode::Extract);
         let started = Instant::now();
         let out = condenser.condense(&output, &request).await;
         condensed.push(started.elapsed());

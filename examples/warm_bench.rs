@@ -98,8 +98,8 @@ async fn condense(
     budget: usize,
 ) -> condense::Condensed {
     let request = Request::new("read_file")
-        .query(Some(query))
-        .budget(Some(budget))
-        .mode(Some(Mode::Extract));
+        .with_query(query)
+        .with_budget_tokens(budget)
+        .with_mode(Mode::Extract);
     condenser.condense(text, &request).await
 }

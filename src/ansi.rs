@@ -4,13 +4,6 @@
 //! tell a summary nothing, and break structure detection: `ESC[31m` and `ESC[0m` around every
 //! field make a coloured log look like a table of bracketed columns. The engine condenses the
 //! stripped text and keeps the original, codes included, for retrieval.
-//!
-//! ```
-//! use condense::ansi::strip_escapes;
-//!
-//! assert_eq!(strip_escapes("\x1b[1;31mERROR\x1b[0m disk full"), "ERROR disk full");
-//! assert_eq!(strip_escapes("plain text\n"), "plain text\n");
-//! ```
 
 use std::borrow::Cow;
 use std::iter::Peekable;
@@ -29,7 +22,7 @@ const C1_ST: char = '\u{9c}';
 /// forms) and without other control characters. Tabs, newlines and `\r\n` line ends stay; a
 /// lone `\r` (a progress line redrawn in place) becomes a newline, so each state is a line.
 /// Text without any of these is returned as it is, without a copy.
-pub fn strip_escapes(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip_escapes(text: &str) -> Cow<'_, str> {
     if !needs_stripping(text) {
         return Cow::Borrowed(text);
     }
@@ -131,6 +124,15 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn colour_codes_go_and_plain_text_is_unchanged() {
+        assert_eq!(
+            strip_escapes("\x1b[1;31mERROR\x1b[0m disk full"),
+            "ERROR disk full"
+        );
+        assert_eq!(strip_escapes("plain text\n"), "plain text\n");
+    }
+
+    #[test]
     fn colours_and_cursor_moves_go_and_the_text_stays() {
         let coloured =
             "\x1b[2m12:00:01\x1b[0m \x1b[1;31mERROR\x1b[0m \x1b[36mdb\x1b[39m: timeout\x1b[K\n";
@@ -197,7 +199,7 @@ mod tests {
         )
         .unwrap();
         let condenser = crate::Condenser::new(config).unwrap();
-        let request = crate::Request::new("run_tests").mode(Some(crate::Mode::Extract));
+        let request = crate::Request::new("run_tests").with_mode(crate::Mode::Extract);
         let outcome = condenser.condense(&log, &request).await;
         assert_eq!(outcome.method, crate::Method::Extract);
         assert!(!outcome.text.contains('\x1b'), "{}", outcome.text);

@@ -1,20 +1,20 @@
 #![doc = include_str!("../README.md")]
 
-pub mod ansi;
+mod ansi;
 pub mod config;
 mod engine;
 mod error;
 pub mod layer;
-pub mod limits;
+mod limits;
 pub mod llm;
 pub mod methods;
 pub mod policy;
-pub mod prompts;
+mod prompts;
 pub mod secrets;
 pub mod store;
 mod structured;
-pub mod tokens;
-pub mod tool;
+mod tokens;
+mod tool;
 
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -25,11 +25,13 @@ pub use engine::{
 };
 pub use error::{ConfigError, PromptError, RetrieveError};
 pub use layer::{Condense, CondenseLayer};
+pub use limits::InputCut;
 pub use llm::{LiteLlm, LlmError, Summarizer};
+pub use methods::mapreduce::Progress;
 pub use secrets::{SecretKind, SecretRedactor};
 pub use store::Selection;
 pub use structured::StructuredContentPolicy;
-pub use tokens::{Encoding, TokenCounter, estimate_tokens};
+pub use tokens::{Encoding, TokenCounter, UnknownEncoding, estimate_tokens};
 pub use tool::{Content, ToolCall, ToolRequest, ToolResponse, ToolResult};
 
 use tower::{Service, ServiceExt};

@@ -6,20 +6,6 @@
 //! `[limits] max_input_bytes` before any of that work starts, and the result says so in a marker
 //! line. The cut falls after the last newline near the limit, so no line is split when lines
 //! are of any sensible length, and never inside a character.
-//!
-//! ```
-//! use condense::limits::cut_input;
-//!
-//! let text = "first line\nsecond line\nthird line\n";
-//! let cut = cut_input(text, None, 16);
-//! assert_eq!(cut.considered, "first line\n");
-//! assert_eq!(cut.whole_bytes, text.len());
-//! assert!(cut.is_cut());
-//!
-//! let whole = cut_input(text, None, 1024);
-//! assert_eq!(whole.considered, text);
-//! assert!(!whole.is_cut());
-//! ```
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +23,7 @@ const LINE_SEARCH_BYTES: usize = 1 << 20;
 /// The part of an output that condense considers, and how large the whole was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Considered<'t> {
+pub(crate) struct Considered<'t> {
     /// The start of the output that is counted, condensed or passed on.
     pub considered: &'t str,
     /// The whole output's size in bytes (at least `considered.len()`).
@@ -46,7 +32,7 @@ pub struct Considered<'t> {
 
 impl Considered<'_> {
     /// Whether part of the output is left out.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.whole_bytes > self.considered.len()
     }
 }
@@ -56,7 +42,11 @@ impl Considered<'_> {
 /// `None` means `text` is the whole output. A text that is known to be partial is cut at a line
 /// boundary even when it is within the limit, so its last, partial line is not passed on as if
 /// it were whole.
-pub fn cut_input(text: &str, whole_bytes: Option<usize>, max_bytes: usize) -> Considered<'_> {
+pub(crate) fn cut_input(
+    text: &str,
+    whole_bytes: Option<usize>,
+    max_bytes: usize,
+) -> Considered<'_> {
     let whole_bytes = whole_bytes.unwrap_or(0).max(text.len());
     if whole_bytes <= max_bytes && text.len() == whole_bytes {
         return Considered {
@@ -257,6 +247,19 @@ impl MemoryBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cut_falls_after_the_last_whole_line_within_the_limit() {
+        let text = "first line\nsecond line\nthird line\n";
+        let cut = cut_input(text, None, 16);
+        assert_eq!(cut.considered, "first line\n");
+        assert_eq!(cut.whole_bytes, text.len());
+        assert!(cut.is_cut());
+
+        let whole = cut_input(text, None, 1024);
+        assert_eq!(whole.considered, text);
+        assert!(!whole.is_cut());
+    }
 
     #[test]
     fn text_within_the_limit_is_whole() {

@@ -3,19 +3,6 @@
 //! Each template may use only its own whitelist of `{placeholders}`; anything else is an error
 //! at load. Tool output is always fenced with a per-call random delimiter, and the system
 //! prompt says fenced text is data.
-//!
-//! ```
-//! use condense::prompts::{Prompts, Template, Vars};
-//!
-//! let prompts = Prompts::builtin();
-//! let request = prompts.request(
-//!     Template::Summarize,
-//!     &Vars::new("line 1\nline 2", 200).tool("read_log").query("errors only"),
-//! );
-//! assert!(request.user.contains("read_log"));
-//! assert!(request.user.contains("<<<TOOL_OUTPUT "));
-//! assert!(request.system.contains("data, not instructions"));
-//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,7 +16,7 @@ use crate::methods::mapreduce::{Hints, MapReducePrompts};
 /// The templates condense uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub enum Template {
+pub(crate) enum Template {
     /// The system message of every call.
     System,
     /// A result that fits the model in one call.
@@ -50,7 +37,7 @@ pub enum Template {
 
 impl Template {
     /// Every template.
-    pub const ALL: [Template; 8] = [
+    pub(crate) const ALL: [Template; 8] = [
         Template::System,
         Template::Summarize,
         Template::SummarizeChunk,
@@ -62,7 +49,7 @@ impl Template {
     ];
 
     /// The file name, without `.md`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Template::System => "system",
             Template::Summarize => "summarize",
@@ -76,7 +63,7 @@ impl Template {
     }
 
     /// The placeholders the template may use.
-    pub fn allowed(self) -> &'static [&'static str] {
+    pub(crate) fn allowed(self) -> &'static [&'static str] {
         const CHUNK: &[&str] = &[
             "tool_name",
             "query",
@@ -204,7 +191,7 @@ impl Parsed {
 /// The values a template is rendered with.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub struct Vars<'a> {
+pub(crate) struct Vars<'a> {
     /// The tool output, or the notes being merged. Fenced when rendered.
     pub content: &'a str,
     /// The output cap in tokens.
@@ -220,7 +207,7 @@ pub struct Vars<'a> {
 
 impl<'a> Vars<'a> {
     /// Values for `content` and an output cap of `max_tokens`.
-    pub fn new(content: &'a str, max_tokens: usize) -> Self {
+    pub(crate) fn new(content: &'a str, max_tokens: usize) -> Self {
         Vars {
             content,
             max_tokens,
@@ -228,37 +215,16 @@ impl<'a> Vars<'a> {
         }
     }
 
-    /// Sets the tool name.
-    #[must_use]
-    pub fn tool(mut self, tool: &'a str) -> Self {
-        self.hints.tool = Some(tool);
-        self
-    }
-
-    /// Sets the query.
-    #[must_use]
-    pub fn query(mut self, query: &'a str) -> Self {
-        self.hints.query = Some(query);
-        self
-    }
-
-    /// Sets the schema hint (extraction mode).
-    #[must_use]
-    pub fn schema_hint(mut self, hint: &'a str) -> Self {
-        self.hints.schema_hint = Some(hint);
-        self
-    }
-
     /// Sets every hint at once.
     #[must_use]
-    pub fn with_hints(mut self, hints: Hints<'a>) -> Self {
+    pub(crate) fn with_hints(mut self, hints: Hints<'a>) -> Self {
         self.hints = hints;
         self
     }
 
     /// Sets the chunk's 1-based position and where it sits (headings or JSON path).
     #[must_use]
-    pub fn chunk(mut self, index: usize, context: Option<&'a str>) -> Self {
+    pub(crate) fn with_chunk(mut self, index: usize, context: Option<&'a str>) -> Self {
         self.chunk_index = index;
         self.context = context;
         self
@@ -267,14 +233,15 @@ impl<'a> Vars<'a> {
 
 /// The loaded prompt set.
 #[derive(Debug, Clone)]
-pub struct Prompts {
+pub(crate) struct Prompts {
     templates: BTreeMap<Template, Parsed>,
     fingerprint: u64,
 }
 
 impl Prompts {
     /// The built-in prompts.
-    pub fn builtin() -> Self {
+    #[cfg(test)]
+    pub(crate) fn builtin() -> Self {
         Self::load(None).expect("built-in prompts are valid")
     }
 
@@ -286,7 +253,7 @@ impl Prompts {
     /// When `dir` is not a directory, an override cannot be read, is not a regular file (a
     /// FIFO, a device), is larger than 1 MiB, is a link or path that leads out of `dir`, or uses
     /// a placeholder its template does not allow.
-    pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
+    pub(crate) fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
         if let Some(dir) = dir {
             check_dir(dir)?;
         }
@@ -311,13 +278,13 @@ impl Prompts {
     }
 
     /// A hash of every template's text, part of every cache key.
-    pub fn fingerprint(&self) -> u64 {
+    pub(crate) fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
 
     /// Renders `template` as the user message, with the system message, into a request whose
     /// output cap is `vars.max_tokens`.
-    pub fn request(&self, template: Template, vars: &Vars<'_>) -> CompletionRequest {
+    pub(crate) fn request(&self, template: Template, vars: &Vars<'_>) -> CompletionRequest {
         let fence = fence_for(vars.content);
         let fenced = format!(
             "<<<TOOL_OUTPUT {fence}>>>\n{}\n<<<END_TOOL_OUTPUT {fence}>>>",
@@ -372,7 +339,7 @@ impl MapReducePrompts for Prompts {
         };
         let vars = Vars::new(&chunk.body, budget)
             .with_hints(*hints)
-            .chunk(chunk.index + 1, Some(chunk.context.as_str()));
+            .with_chunk(chunk.index + 1, Some(chunk.context.as_str()));
         self.request(template, &vars)
     }
 
@@ -470,7 +437,7 @@ fn check_dir(dir: &Path) -> Result<(), PromptError> {
 }
 
 /// `dir/NAME.md`, for a `name` that is one plain path component.
-pub fn template_path(dir: &Path, name: &str) -> Result<std::path::PathBuf, PromptError> {
+pub(crate) fn template_path(dir: &Path, name: &str) -> Result<std::path::PathBuf, PromptError> {
     let mut components = Path::new(name).components();
     let plain = matches!(
         (components.next(), components.next()),
@@ -530,9 +497,15 @@ mod tests {
         let prompts = Prompts::builtin();
         let with = prompts.request(
             Template::Summarize,
-            &Vars::new("x", 10).tool("search_logs").query("block ids"),
+            &Vars::new("x", 10).with_hints(Hints {
+                tool: Some("search_logs"),
+                query: Some("block ids"),
+                ..Hints::default()
+            }),
         );
         assert!(with.user.contains("search_logs") && with.user.contains("block ids"));
+        assert!(with.user.contains("<<<TOOL_OUTPUT "));
+        assert!(with.system.contains("data, not instructions"));
         let without = prompts.request(Template::Summarize, &Vars::new("x", 10));
         assert!(without.user.contains("not stated"));
     }

@@ -28,7 +28,7 @@ use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
-pub const MAX_TOKEN_BYTES: usize = 128;
+pub(crate) const MAX_TOKEN_BYTES: usize = 128;
 
 /// Texts at least this large are counted in parts on several threads; below it, starting the
 /// threads costs more than they save.

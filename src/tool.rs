@@ -439,7 +439,7 @@ impl ToolResponse for String {
 }
 
 /// How a JSON value becomes text: a string as it is, anything else pretty-printed.
-pub fn render_value(value: &Value) -> Cow<'_, str> {
+pub(crate) fn render_value(value: &Value) -> Cow<'_, str> {
     match value {
         Value::String(text) => Cow::Borrowed(text),
         other => {

@@ -31,7 +31,7 @@ fn corpus_outputs_fit_every_budget_and_method() {
                 let out = condenser
                     .condense(
                         text,
-                        &Request::new("t").budget(Some(budget)).mode(Some(mode)),
+                        &Request::new("t").with_budget_tokens(budget).with_mode(mode),
                     )
                     .await;
                 let tokens = counter.count(&out.text);
@@ -63,7 +63,7 @@ proptest! {
         let encoding = if o200k { Encoding::O200kBase } else { Encoding::Cl100kBase };
         let config = Config::from_toml_str(&format!("[defaults]\nencoding = \"{encoding}\"\n"), "t").unwrap();
         let condenser = Condenser::new(config).unwrap();
-        let out = runtime().block_on(condenser.condense(&text, &Request::new("t").budget(Some(budget)).mode(Some(mode))));
+        let out = runtime().block_on(condenser.condense(&text, &Request::new("t").with_budget_tokens(budget).with_mode(mode)));
         let tokens = TokenCounter::new(encoding).count(&out.text);
         prop_assert!(tokens <= budget, "{} > {}", tokens, budget);
         if !out.was_condensed() {

@@ -43,7 +43,7 @@ fn condenser_for(url: &str, timeout: Duration) -> Condenser {
 }
 
 fn request() -> Request<'static> {
-    Request::new("read_log").query(Some("which segment failed its checksum?"))
+    Request::new("read_log").with_query("which segment failed its checksum?")
 }
 
 #[tokio::test]
@@ -250,7 +250,7 @@ async fn the_cache_makes_repeats_free_and_shares_concurrent_runs() {
     assert_eq!(server.requests(), 1);
     // A different query is a different summary.
     let other = condenser
-        .condense(&text, &Request::new("read_log").query(Some("shard-4")))
+        .condense(&text, &Request::new("read_log").with_query("shard-4"))
         .await;
     assert!(!other.cached);
     assert_eq!(server.requests(), 2);
@@ -280,7 +280,7 @@ async fn originals_are_retrievable_after_any_method() {
     let condenser = condenser_for(&url, Duration::from_secs(1));
     let text = output();
     for mode in [Mode::Auto, Mode::Extract, Mode::Truncate] {
-        let out = condenser.condense(&text, &request().mode(Some(mode))).await;
+        let out = condenser.condense(&text, &request().with_mode(mode)).await;
         let reference = out.reference.clone().unwrap();
         assert!(out.text.contains(&reference));
         assert_eq!(
@@ -407,7 +407,7 @@ async fn a_request_can_choose_the_chunking_strategy() {
     assert_eq!(lines_sent_twice(0), 0);
     let before = server.received().len();
     let token = condenser
-        .condense(&text, &request().chunk_strategy(Some(ChunkStrategy::Token)))
+        .condense(&text, &request().with_chunk_strategy(ChunkStrategy::Token))
         .await;
     assert_eq!(token.method, Method::MapReduce, "{:?}", token.fallback);
     assert!(!token.cached, "another strategy is another result");
@@ -422,7 +422,7 @@ async fn a_schema_hint_uses_the_extraction_prompts() {
     let out = condenser
         .condense(
             &text,
-            &request().schema_hint(Some("segment ids and shard names")),
+            &request().with_schema_hint("segment ids and shard names"),
         )
         .await;
     assert_eq!(out.method, Method::Llm);

@@ -130,7 +130,7 @@ fn input_over_the_limit_is_cut_with_a_marker_within_budget() {
         let condenser = small_condenser(LIMIT_64K);
         let text = log_lines(300_000);
         let out = condenser
-            .condense(&text, &Request::new("read_log").mode(Some(Mode::Extract)))
+            .condense(&text, &Request::new("read_log").with_mode(Mode::Extract))
             .await;
         assert_eq!(out.method, Method::Extract);
         assert!(out.tokens_after() <= 150, "{}", out.tokens_after());
@@ -158,7 +158,7 @@ fn cut_falls_on_a_line_boundary() {
         let condenser = small_condenser(LIMIT_64K);
         let text = log_lines(300_000);
         let out = condenser
-            .condense(&text, &Request::new("t").mode(Some(Mode::Extract)))
+            .condense(&text, &Request::new("t").with_mode(Mode::Extract))
             .await;
         let considered = out.input_cut.unwrap().considered_bytes;
         assert_eq!(&text[considered - 1..considered], "\n");
@@ -173,7 +173,7 @@ fn original_larger_than_the_store_keeps_only_the_considered_part() {
         ));
         let text = log_lines(300_000);
         let out = condenser
-            .condense(&text, &Request::new("t").mode(Some(Mode::Truncate)))
+            .condense(&text, &Request::new("t").with_mode(Mode::Truncate))
             .await;
         let marker = out.text.lines().nth(1).unwrap();
         assert!(marker.contains("the rest cannot be retrieved"), "{marker}");
@@ -238,8 +238,8 @@ fn a_caller_that_stopped_reading_says_how_large_the_whole_was() {
             .condense(
                 &start,
                 &Request::new("t")
-                    .mode(Some(Mode::Truncate))
-                    .whole_bytes(Some(50 << 20)),
+                    .with_mode(Mode::Truncate)
+                    .with_whole_bytes(50 << 20),
             )
             .await;
         let cut = out.input_cut.unwrap();
@@ -258,7 +258,7 @@ fn a_hundred_megabyte_output_costs_no_more_than_the_limit() {
         let text = line.repeat(100_000_000 / line.len());
         let started = Instant::now();
         let out = condenser
-            .condense(&text, &Request::new("t").query(Some("failed requests")))
+            .condense(&text, &Request::new("t").with_query("failed requests"))
             .await;
         let elapsed = started.elapsed();
         assert!(out.tokens_after() <= 150);
@@ -458,7 +458,7 @@ fn deep_json_survives_every_method_on_a_small_stack() {
         for (name, text) in deep_inputs() {
             for mode in [Mode::Extract, Mode::Truncate, Mode::Auto, Mode::Passthrough] {
                 let out = plain
-                    .condense(&text, &Request::new("t").mode(Some(mode)))
+                    .condense(&text, &Request::new("t").with_mode(mode))
                     .await;
                 if mode == Mode::Passthrough {
                     assert_eq!(out.text, text, "{name}");
@@ -471,7 +471,7 @@ fn deep_json_survives_every_method_on_a_small_stack() {
                 }
             }
             let out = echo
-                .condense(&text, &Request::new("t").mode(Some(Mode::Llm)))
+                .condense(&text, &Request::new("t").with_mode(Mode::Llm))
                 .await;
             assert!(
                 out.tokens_after() <= 150,
@@ -608,7 +608,7 @@ async fn every_method_survives(name: &str, text: &str, encoding: &str) {
     for (condenser, mode) in runs {
         let started = Instant::now();
         let out: Condensed = condenser
-            .condense(text, &Request::new("t").mode(Some(mode)))
+            .condense(text, &Request::new("t").with_mode(mode))
             .await;
         let elapsed = started.elapsed();
         assert!(
@@ -940,7 +940,7 @@ proptest! {
         let condenser = small_condenser("");
         let counter = TokenCounter::default();
         let out = runtime().block_on(
-            condenser.condense(&text, &Request::new("t").budget(Some(budget)).mode(Some(mode)))
+            condenser.condense(&text, &Request::new("t").with_budget_tokens(budget).with_mode(mode))
         );
         // An explicit budget lowers the rule's threshold (200) to itself, never raises it.
         if counter.exceeds(&text, budget.min(200)) {

@@ -83,7 +83,7 @@ fn condenser_with(
 }
 
 fn request() -> Request<'static> {
-    Request::new("read_log").query(Some("which segment failed its checksum?"))
+    Request::new("read_log").with_query("which segment failed its checksum?")
 }
 
 /// `host:port` of a base URL such as `http://127.0.0.1:4000`.

@@ -189,7 +189,7 @@ async fn truncated_for_memory(
 
 #[tokio::test]
 async fn a_call_beyond_the_memory_budget_is_truncated_and_says_why() {
-    let request = condense::Request::new("list_users").query(Some("user 777"));
+    let request = condense::Request::new("list_users").with_query("user 777");
     let reason =
         truncated_for_memory(&condenser_of_one_mib(), &small_records(5_000), &request).await;
     assert!(reason.contains("condensing needs about"), "{reason}");
@@ -199,7 +199,7 @@ async fn a_call_beyond_the_memory_budget_is_truncated_and_says_why() {
 async fn a_pass_through_beyond_the_memory_budget_is_truncated_and_says_why() {
     let condenser = condenser_of_one_mib();
     // About 900 KB: two copies of it do not fit in 1 MiB.
-    let passed = condense::Request::new("list_users").mode(Some(condense::Mode::Passthrough));
+    let passed = condense::Request::new("list_users").with_mode(condense::Mode::Passthrough);
     let reason = truncated_for_memory(&condenser, &small_records(9_000), &passed).await;
     assert!(
         reason.contains("passing it through needs about"),
@@ -216,7 +216,7 @@ async fn a_pass_through_beyond_the_memory_budget_is_truncated_and_says_why() {
 async fn calls_within_the_memory_budget_are_condensed_as_usual() {
     let condenser = condense::Condenser::new(condense::Config::default()).unwrap();
     let text = small_records(5_000);
-    let request = condense::Request::new("list_users").query(Some("user 777"));
+    let request = condense::Request::new("list_users").with_query("user 777");
     let out = condenser.condense(&text, &request).await;
     assert_eq!(out.method, condense::Method::Extract);
     assert_eq!(out.fallback, None);

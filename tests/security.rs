@@ -132,7 +132,7 @@ async fn no_secret_of_the_corpus_reaches_the_llm() {
         let outcome = condenser
             .condense(
                 &text,
-                &Request::new("read_file").query(Some("what is configured?")),
+                &Request::new("read_file").with_query("what is configured?"),
             )
             .await;
 
@@ -233,14 +233,14 @@ async fn the_summarize_tools_query_and_schema_hint_are_redacted_too() {
     condenser
         .condense(
             &text,
-            &Request::new("summarize").query(Some("why does password=Qu3ry-FAKE-pw fail?")),
+            &Request::new("summarize").with_query("why does password=Qu3ry-FAKE-pw fail?"),
         )
         .await;
     condenser
         .condense(
             &text,
             &Request::new("summarize_for_extraction")
-                .schema_hint(Some("tokens like ghp_FAKEh1nt0TOKENcondenseEXAMPLE0000004")),
+                .with_schema_hint("tokens like ghp_FAKEh1nt0TOKENcondenseEXAMPLE0000004"),
         )
         .await;
 
@@ -562,7 +562,7 @@ async fn a_kept_original_expires_after_its_ttl() {
     let condenser = Condenser::new(config).unwrap();
     let text = "INFO step ok\n".repeat(3000) + "ERROR disk full\n";
     let outcome = condenser
-        .condense(&text, &Request::new("read_log").budget(Some(200)))
+        .condense(&text, &Request::new("read_log").with_budget_tokens(200))
         .await;
     let reference = outcome.reference.expect("condensed, with a ref");
     assert_eq!(
@@ -607,7 +607,7 @@ async fn hostile_tool_output_stays_whole_and_only_inside_the_fence() {
     let outcome = condenser
         .condense(
             &text,
-            &Request::new("read_log").query(Some("what happened?")),
+            &Request::new("read_log").with_query("what happened?"),
         )
         .await;
 

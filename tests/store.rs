@@ -75,7 +75,7 @@ async fn every_byte_of_a_366_kb_single_line_json_is_reachable_by_paging() {
     let dir = temp_store("one-line");
     let condenser = disk_condenser(&dir);
     let outcome = condenser
-        .condense(&json, &Request::new("http_get").budget(Some(500)))
+        .condense(&json, &Request::new("http_get").with_budget_tokens(500))
         .await;
     assert_ne!(outcome.method, Method::PassThrough);
     let reference = outcome.reference.expect("a ref");
@@ -144,7 +144,7 @@ async fn equal_content_has_different_refs_in_two_stores_and_the_same_in_one() {
     let text: String = (0..3000)
         .map(|i| format!("line {i} of the output\n"))
         .collect();
-    let request = Request::new("read").budget(Some(200));
+    let request = Request::new("read").with_budget_tokens(200);
     let (one, other) = (temp_store("one"), temp_store("other"));
     let first = disk_condenser(&one).condense(&text, &request).await;
     let second = disk_condenser(&other).condense(&text, &request).await;

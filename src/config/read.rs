@@ -23,7 +23,7 @@ pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
 /// The open's own error; `InvalidInput` for anything that is not a regular file or is larger
 /// than the limit (the message says which and names the limit); `InvalidData` for text that is
 /// not UTF-8. No message holds any of the file's content.
-pub fn read_regular_file(path: &Path) -> io::Result<String> {
+pub(crate) fn read_regular_file(path: &Path) -> io::Result<String> {
     let file = open_without_blocking(path)?;
     let metadata = file.metadata()?;
     if !metadata.is_file() {

@@ -48,7 +48,7 @@ pub use types::{CallInfo, CondenseMeta, Condensed, Hook, Method, Request, Verdic
 ///     .chain(["2024-01-01 00:01:00 ERROR disk /dev/sda1 is full\n".to_owned()])
 ///     .collect();
 /// let out = condenser
-///     .condense(&log, &Request::new("read_log").query(Some("why did it fail?")))
+///     .condense(&log, &Request::new("read_log").with_query("why did it fail?"))
 ///     .await;
 /// assert_eq!(out.method, Method::Extract);
 /// assert!(out.tokens_after() <= 1500);

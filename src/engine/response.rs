@@ -41,7 +41,7 @@ impl Condenser {
             .into_iter()
             .map(|p| p.into_owned())
             .collect();
-        let request = call.request().error(response.is_error());
+        let request = call.request().with_error(response.is_error());
         let (new_parts, outcomes) = match parts.len() {
             0 => return (response, Vec::new()),
             1 => {
@@ -132,7 +132,7 @@ impl Condenser {
                 continue;
             }
             // The part follows the whole's decision at its share of the budget.
-            let part_request = request.budget(Some(cap));
+            let part_request = request.with_budget_tokens(cap);
             let outcome = self
                 .run(
                     Source::Owned(Arc::new(part)),
@@ -245,7 +245,10 @@ impl Condenser {
             outcome.elapsed = started.elapsed();
             return outcome;
         }
-        let request = Request::new(tool).query(query).budget(Some(budget));
+        let request = Request {
+            query,
+            ..Request::new(tool).with_budget_tokens(budget)
+        };
         let outcome = self.condense(&text, &request).await;
         if outcome.was_condensed() {
             return outcome;

@@ -286,51 +286,51 @@ impl<'a> Request<'a> {
 
     /// Sets the query.
     #[must_use]
-    pub fn query(mut self, query: Option<&'a str>) -> Self {
-        self.query = query;
+    pub fn with_query(mut self, query: &'a str) -> Self {
+        self.query = Some(query);
         self
     }
 
     /// Sets the tool's arguments.
     #[must_use]
-    pub fn arguments(mut self, arguments: Option<&'a Value>) -> Self {
-        self.arguments = arguments;
+    pub fn with_arguments(mut self, arguments: &'a Value) -> Self {
+        self.arguments = Some(arguments);
         self
     }
 
     /// Sets an explicit budget.
     #[must_use]
-    pub fn budget(mut self, budget: Option<usize>) -> Self {
-        self.budget_tokens = budget;
+    pub fn with_budget_tokens(mut self, budget: usize) -> Self {
+        self.budget_tokens = Some(budget);
         self
     }
 
     /// Sets an explicit mode.
     #[must_use]
-    pub fn mode(mut self, mode: Option<Mode>) -> Self {
-        self.mode = mode;
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = Some(mode);
         self
     }
 
     /// Marks the output as a tool error.
     #[must_use]
-    pub fn error(mut self, is_error: bool) -> Self {
+    pub fn with_error(mut self, is_error: bool) -> Self {
         self.is_error = is_error;
         self
     }
 
     /// Turns on extraction mode: the LLM keeps every detail of these kinds.
     #[must_use]
-    pub fn schema_hint(mut self, hint: Option<&'a str>) -> Self {
-        self.schema_hint = hint;
+    pub fn with_schema_hint(mut self, hint: &'a str) -> Self {
+        self.schema_hint = Some(hint);
         self
     }
 
     /// Says that the text is only the start of an output of `bytes` bytes, so the result can
     /// say how much was left out.
     #[must_use]
-    pub fn whole_bytes(mut self, bytes: Option<usize>) -> Self {
-        self.whole_bytes = bytes;
+    pub fn with_whole_bytes(mut self, bytes: usize) -> Self {
+        self.whole_bytes = Some(bytes);
         self
     }
 
@@ -340,12 +340,12 @@ impl<'a> Request<'a> {
     /// use condense::Request;
     /// use condense::methods::chunk::ChunkStrategy;
     ///
-    /// let request = Request::new("read_file").chunk_strategy(Some(ChunkStrategy::Token));
+    /// let request = Request::new("read_file").with_chunk_strategy(ChunkStrategy::Token);
     /// assert_eq!(request.chunk_strategy, Some(ChunkStrategy::Token));
     /// ```
     #[must_use]
-    pub fn chunk_strategy(mut self, strategy: Option<ChunkStrategy>) -> Self {
-        self.chunk_strategy = strategy;
+    pub fn with_chunk_strategy(mut self, strategy: ChunkStrategy) -> Self {
+        self.chunk_strategy = Some(strategy);
         self
     }
 
@@ -354,8 +354,8 @@ impl<'a> Request<'a> {
     ///
     /// [`Condenser::retrieve_as`]: crate::Condenser::retrieve_as
     #[must_use]
-    pub fn owner(mut self, owner: Option<&'a str>) -> Self {
-        self.owner = owner;
+    pub fn with_owner(mut self, owner: &'a str) -> Self {
+        self.owner = Some(owner);
         self
     }
 }
@@ -417,10 +417,12 @@ impl CallInfo {
 
     /// The engine request for this call.
     pub fn request(&self) -> Request<'_> {
-        Request::new(&self.tool)
-            .query(self.query.as_deref())
-            .arguments(self.arguments.as_ref())
-            .budget(self.budget_tokens)
-            .owner(self.owner.as_deref())
+        Request {
+            query: self.query.as_deref(),
+            arguments: self.arguments.as_ref(),
+            budget_tokens: self.budget_tokens,
+            owner: self.owner.as_deref(),
+            ..Request::new(&self.tool)
+        }
     }
 }

@@ -33,24 +33,29 @@ pub(crate) async fn summarize(engine: &Condenser, request: SummarizeRequest<'_>)
     } else {
         "summarize"
     };
-    let mut engine_request = Request::new(tool)
-        .budget(Some(request.max_output_tokens))
-        .chunk_strategy(request.strategy)
-        .owner(request.owner);
-    engine_request = if request.extraction {
-        engine_request.schema_hint(request.focus)
+    let (query, schema_hint) = if request.extraction {
+        (None, request.focus)
     } else {
-        engine_request.query(request.focus)
+        (request.focus, None)
+    };
+    let engine_request = Request {
+        query,
+        schema_hint,
+        chunk_strategy: request.strategy,
+        owner: request.owner,
+        ..Request::new(tool).with_budget_tokens(request.max_output_tokens)
     };
     let outcome = engine.condense(request.content, &engine_request).await;
     if outcome.was_condensed() {
         outcome.text
     } else {
         // The rules say pass-through for these tools; the caller's limit still holds.
-        let request = Request::new(tool)
-            .budget(Some(request.max_output_tokens))
-            .mode(Some(Mode::Truncate))
-            .owner(request.owner);
+        let request = Request {
+            owner: request.owner,
+            ..Request::new(tool)
+                .with_budget_tokens(request.max_output_tokens)
+                .with_mode(Mode::Truncate)
+        };
         engine.condense(&outcome.text, &request).await.text
     }
 }

@@ -7,4 +7,4 @@ pub(crate) mod llm;
 pub mod mapreduce;
 mod reduce_tree;
 pub mod truncate;
-pub mod verify;
+pub(crate) mod verify;

@@ -20,19 +20,6 @@
 //! may take up to a third of the budget from the summary: then the summary's last lines are
 //! dropped, because summaries lead with their main points, and a fact the query named or an
 //! error the input reported is worth more than a summary's closing lines.
-//!
-//! ```
-//! use condense::TokenCounter;
-//! use condense::methods::verify::guard_facts;
-//!
-//! let input = "INFO start\nERROR disk /dev/sda1 full\nINFO block blk_42 stored\n";
-//! let summary = "The service started and stored blocks.";
-//! let guarded = guard_facts(input, summary, Some("what happened to blk_42?"), 200, &TokenCounter::default());
-//! assert!(guarded.starts_with("The service started"));
-//! assert!(guarded.contains("Kept verbatim:"));
-//! assert!(guarded.contains("INFO block blk_42 stored"));
-//! assert!(guarded.contains("ERROR disk /dev/sda1 full"));
-//! ```
 
 use std::collections::HashSet;
 
@@ -40,7 +27,7 @@ use crate::TokenCounter;
 use crate::tokens::{ceil_char_boundary, floor_char_boundary};
 
 /// The header of the appended tail.
-pub const KEPT_VERBATIM: &str = "Kept verbatim:";
+pub(crate) const KEPT_VERBATIM: &str = "Kept verbatim:";
 
 /// Distinct error lines looked at, in input order: beyond this a tail could not hold them all
 /// anyway, and scanning stops early on huge logs full of errors.
@@ -70,7 +57,7 @@ const ERROR_MARKERS: &[&str] = &[
 /// What kind of fact was checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum FactKind {
+pub(crate) enum FactKind {
     /// An identifier the query names that occurs in the input.
     QueryIdentifier,
     /// A line of the input that reports an error.
@@ -80,7 +67,7 @@ pub enum FactKind {
 /// A fact of the input that the summary does not contain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct MissingFact {
+pub(crate) struct MissingFact {
     /// Why this fact matters.
     pub kind: FactKind,
     /// What was looked for in the summary.
@@ -91,7 +78,11 @@ pub struct MissingFact {
 
 /// The facts of `original` (identifiers `query` names, error lines) missing from `summary`, most
 /// important first.
-pub fn missing_facts(original: &str, summary: &str, query: Option<&str>) -> Vec<MissingFact> {
+pub(crate) fn missing_facts(
+    original: &str,
+    summary: &str,
+    query: Option<&str>,
+) -> Vec<MissingFact> {
     let mut missing = Vec::new();
     let mut quoted: HashSet<String> = HashSet::new();
     for id in query.map(query_identifiers).unwrap_or_default() {
@@ -129,7 +120,7 @@ pub fn missing_facts(original: &str, summary: &str, query: Option<&str>) -> Vec<
 
 /// `summary`, with the facts of `original` it misses appended in a `Kept verbatim:` tail, all
 /// within `budget` tokens by `counter` (see the module docs for what is dropped to make room).
-pub fn guard_facts(
+pub(crate) fn guard_facts(
     original: &str,
     summary: &str,
     query: Option<&str>,
@@ -304,6 +295,23 @@ mod tests {
 
     fn counter() -> TokenCounter {
         TokenCounter::default()
+    }
+
+    #[test]
+    fn a_lost_error_line_and_a_queried_id_are_appended_after_the_summary() {
+        let input = "INFO start\nERROR disk /dev/sda1 full\nINFO block blk_42 stored\n";
+        let summary = "The service started and stored blocks.";
+        let guarded = guard_facts(
+            input,
+            summary,
+            Some("what happened to blk_42?"),
+            200,
+            &counter(),
+        );
+        assert!(guarded.starts_with("The service started"));
+        assert!(guarded.contains("Kept verbatim:"));
+        assert!(guarded.contains("INFO block blk_42 stored"));
+        assert!(guarded.contains("ERROR disk /dev/sda1 full"));
     }
 
     #[test]

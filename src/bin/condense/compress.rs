@@ -5,8 +5,7 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use condense::config::StoreBackendKind;
-use condense::methods::mapreduce::Progress;
-use condense::{Condenser, Config, Mode, Request, TokenCounter};
+use condense::{Condenser, Config, Mode, Progress, Request, TokenCounter};
 
 use crate::cli::{CompressArgs, MethodArg};
 
@@ -38,11 +37,12 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
         MethodArg::Extract => Mode::Extract,
         MethodArg::Truncate => Mode::Truncate,
     });
-    let request = Request::new(args.tool.as_deref().unwrap_or(""))
-        .query(args.query.as_deref())
-        .budget(args.budget)
-        .mode(mode)
-        .whole_bytes(input.whole_bytes);
+    // Unset flags leave the rule's values in place.
+    let mut request = Request::new(args.tool.as_deref().unwrap_or(""));
+    request.query = args.query.as_deref();
+    request.budget_tokens = args.budget;
+    request.mode = mode;
+    request.whole_bytes = input.whole_bytes;
     // Handed over, so the input is in memory once however many stages read it.
     let outcome = condenser.condense_owned(input.text, &request).await;
     let mut stdout = std::io::stdout().lock();

@@ -31,7 +31,7 @@
 //! - **Critique.** Optionally (off by default, at most [`MAX_CRITIQUE_ROUNDS`]), the summary is
 //!   sent back with [`MapReducePrompts::critique`]; an answer starting with `PASS` accepts it,
 //!   any other answer replaces it.
-//! - **Facts guard.** Last, [`verify::guard_facts`](super::verify::guard_facts) appends the error
+//! - **Facts guard.** Last, the engine's facts guard appends the error
 //!   lines and the identifiers the query names that the summary lost. The text is at most the
 //!   budget by the counter, always.
 //!

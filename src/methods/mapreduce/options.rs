@@ -52,7 +52,7 @@ pub trait MapReducePrompts: Send + Sync + fmt::Debug {
 }
 
 /// What is known about the call besides the text: the one bag of hints every method reads
-/// (the prompts' [`Vars`](crate::prompts::Vars) hold it, the extractive compressor gets its
+/// (the prompts' `Vars` hold it, the extractive compressor gets its
 /// view of it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
