@@ -364,7 +364,7 @@ pub(super) fn service_log() -> String {
 /// another process would), and checks the second calls no LLM and says the same.
 pub(super) async fn second_condenser_reuses_chunk_summaries(store: &str) {
     let text = service_log();
-    let request = Request::new("read_log").query(Some("which requests were slow?"));
+    let request = Request::new("read_log").with_query("which requests were slow?");
     let first_llm = Arc::new(CountingLlm::default());
     let first = map_reduce_condenser(store, &first_llm);
     let one = first.condense(&text, &request).await;
@@ -405,7 +405,7 @@ async fn a_second_condenser_on_one_disk_store_reuses_the_chunk_summaries_of_the_
     alone
         .condense(
             &service_log(),
-            &Request::new("read_log").query(Some("which requests were slow?")),
+            &Request::new("read_log").with_query("which requests were slow?"),
         )
         .await;
     assert!(llm.calls() > 2);
