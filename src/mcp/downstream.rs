@@ -13,11 +13,13 @@ use rmcp::model::{ErrorData as McpError, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
-use super::lines::{LineReader, MAX_DEPTH, Read, oversized, parse_failure, to_line, write_line};
+use super::lines::{
+    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line, write_line,
+};
 use super::tasks;
 
 /// Newline-delimited JSON-RPC with the client, over `read` (stdin) and `write` (stdout).
@@ -133,10 +135,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let mut write = self.write.lock().await;
-        if let Some(mut write) = write.take() {
-            let _ = write.shutdown().await;
-        }
+        close_output(&self.write).await;
         Ok(())
     }
 }

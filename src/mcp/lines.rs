@@ -192,3 +192,14 @@ pub(crate) fn oversized(bytes: usize, max_line: usize, advice: &str) -> String {
         max_line as f64 / MIB,
     )
 }
+
+/// Closes a connection's output (for a child, its stdin: that tells it to exit); a second close
+/// does nothing.
+pub(crate) async fn close_output<W>(write: &Mutex<Option<W>>)
+where
+    W: AsyncWrite + Send + Unpin,
+{
+    if let Some(mut write) = write.lock().await.take() {
+        let _ = write.shutdown().await;
+    }
+}

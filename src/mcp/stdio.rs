@@ -14,11 +14,13 @@ use rmcp::model::{ClientRequest, ErrorCode, ErrorData as McpError, JsonRpcMessag
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
-use super::lines::{LineReader, MAX_DEPTH, Read, oversized, parse_failure, to_line, write_line};
+use super::lines::{
+    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line, write_line,
+};
 use super::tasks;
 
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -196,11 +198,8 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        // Dropping stdin tells the child to exit.
-        let mut write = self.write.lock().await;
-        if let Some(mut write) = write.take() {
-            let _ = write.shutdown().await;
-        }
+        // Closing stdin tells the child to exit.
+        close_output(&self.write).await;
         Ok(())
     }
 }
@@ -210,7 +209,7 @@ mod tests {
     use super::*;
     use crate::mcp::lines::{KEPT_BUFFER_BYTES, MIN_LINE_BYTES};
     use rmcp::model::NumberOrString;
-    use tokio::io::{AsyncReadExt, DuplexStream, duplex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, duplex};
 
     /// A transport reading what the test writes to the returned stream, and writing to the
     /// other returned stream.
