@@ -18,7 +18,8 @@ use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
 use super::lines::{
-    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line, write_line,
+    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line,
+    write_in_background, write_line,
 };
 use super::tasks;
 
@@ -56,13 +57,7 @@ where
                 McpError::invalid_request(format!("the request could not be read: {why}"), None),
                 Some(id),
             );
-            // In its own task, so that a cancelled `receive` cannot cut the answer short.
-            let send = write_line(self.write.clone(), to_line(&message));
-            tokio::spawn(async move {
-                if let Err(error) = send.await {
-                    tracing::debug!(%error, "could not answer the client");
-                }
-            });
+            write_in_background(self.write.clone(), to_line(&message), "the client");
             return None;
         }
         tracing::warn!(%id, "the client's answer could not be read: {why}");

@@ -193,6 +193,23 @@ pub(crate) fn oversized(bytes: usize, max_line: usize, advice: &str) -> String {
     )
 }
 
+/// Writes `line` in a task of its own, so that a cancelled `receive` cannot cut it short: how
+/// a transport answers a message it could not read. A failure is logged at debug, naming `to`.
+pub(crate) fn write_in_background<W>(
+    write: Arc<Mutex<Option<W>>>,
+    line: serde_json::Result<Vec<u8>>,
+    to: &'static str,
+) where
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let send = write_line(write, line);
+    tokio::spawn(async move {
+        if let Err(error) = send.await {
+            tracing::debug!(%error, "could not answer {to}");
+        }
+    });
+}
+
 /// Closes a connection's output (for a child, its stdin: that tells it to exit); a second close
 /// does nothing.
 pub(crate) async fn close_output<W>(write: &Mutex<Option<W>>)

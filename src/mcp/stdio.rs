@@ -19,7 +19,8 @@ use tokio::sync::Mutex;
 
 use super::envelope::Envelope;
 use super::lines::{
-    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line, write_line,
+    LineReader, MAX_DEPTH, Read, close_output, oversized, parse_failure, to_line,
+    write_in_background, write_line,
 };
 use super::tasks;
 
@@ -103,12 +104,11 @@ where
             McpError::invalid_request(format!("the request could not be read: {why}"), None),
             Some(id),
         );
-        let send = write_line(self.write.clone(), to_line(&message));
-        tokio::spawn(async move {
-            if let Err(error) = send.await {
-                tracing::debug!(%error, "could not answer the upstream MCP server");
-            }
-        });
+        write_in_background(
+            self.write.clone(),
+            to_line(&message),
+            "the upstream MCP server",
+        );
     }
 }
 
