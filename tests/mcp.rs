@@ -494,18 +494,24 @@ fn a_17_mb_file_read_through_server_filesystem_is_condensed() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-#[test]
-fn http_mode_serves_health_and_mcp() {
-    let Some(rig) = rig() else { return };
+/// `condense proxy --listen` on a free port in front of `upstream`, once its health endpoint
+/// answers; with the URL of its MCP endpoint.
+fn listening_proxy(upstream: &[String], config: Option<&Path>) -> (std::process::Child, String) {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr").port()
     };
     let addr = format!("127.0.0.1:{port}");
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_condense"))
-        .args(["proxy", "--listen", &addr, "--"])
-        .args(rig.everything())
+    let mut command = Command::new(env!("CARGO_BIN_EXE_condense"));
+    command.arg("proxy");
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    let mut proxy = command
+        .args(["--listen", &addr, "--"])
+        .args(upstream)
         .env("CONDENSE_LOG", "warn")
+        .env("CONDENSE_STORE_DIR", crate::cli::test_store_dir())
         .stdin(Stdio::null())
         .spawn()
         .expect("proxy starts");
@@ -514,13 +520,23 @@ fn http_mode_serves_health_and_mcp() {
         if let Ok(body) = http_get(&addr, "/health") {
             break body;
         }
-        assert!(Instant::now() < deadline, "health endpoint did not answer");
+        if Instant::now() > deadline {
+            let _ = proxy.kill();
+            panic!("health endpoint did not answer");
+        }
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(health.contains("\"status\":\"ok\""), "{health}");
+    (proxy, format!("http://{addr}/mcp"))
+}
+
+#[test]
+fn http_mode_serves_health_and_mcp() {
+    let Some(rig) = rig() else { return };
+    let (mut proxy, url) = listening_proxy(&rig.everything(), None);
     let report = rig.client(
         &json!([{"op": "call_tool", "name": "echo", "arguments": {"message": "over http"}}]),
-        &["http".to_owned(), format!("http://{addr}/mcp")],
+        &["http".to_owned(), url],
     );
     assert_eq!(text_of(&report["steps"][0]), "Echo: over http");
     let _ = proxy.kill();
@@ -615,6 +631,26 @@ fn a_large_image_is_replaced_by_a_description_and_retrievable() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// The steps of the tasks tests: tools listed, a task run to its end, a task cancelled.
+fn task_steps() -> Value {
+    json!([
+        {"op": "list_tools"},
+        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "tide pools"}},
+        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "moss"}, "cancel": true}
+    ])
+}
+
+/// A config low enough that the research report, a few hundred tokens, is condensed.
+fn task_config(root: &Path) -> PathBuf {
+    let config = root.join("condense.toml");
+    std::fs::write(
+        &config,
+        "[defaults]\nthreshold_tokens = 150\nbudget_tokens = 100\n",
+    )
+    .expect("write");
+    config
+}
+
 /// Issue 14 point 2: MCP tasks (protocol 2025-11-25) through the proxy, against
 /// server-everything's `simulate-research-query` (which requires task augmentation), driven by
 /// the Python SDK's task client: capability, `execution`, create, poll, list, result, cancel.
@@ -622,24 +658,34 @@ fn a_large_image_is_replaced_by_a_description_and_retrievable() {
 fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
     let Some(rig) = rig() else { return };
     let root = temp_dir("tasks");
-    let config = root.join("condense.toml");
-    // Low enough that the research report, a few hundred tokens, is condensed.
-    std::fs::write(
-        &config,
-        "[defaults]\nthreshold_tokens = 150\nbudget_tokens = 100\n",
-    )
-    .expect("write");
-    let steps = json!([
-        {"op": "list_tools"},
-        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "tide pools"}},
-        {"op": "call_tool_as_task", "name": "simulate-research-query", "arguments": {"topic": "moss"}, "cancel": true}
-    ]);
-    let direct = rig.client(&steps, &direct(&rig.everything()));
-    let proxied = rig.client(&steps, &via_proxy(&rig.everything(), Some(&config)));
+    let config = task_config(&root);
+    let direct = rig.client(&task_steps(), &direct(&rig.everything()));
+    let proxied = rig.client(&task_steps(), &via_proxy(&rig.everything(), Some(&config)));
+    assert_tasks_relayed(&direct, &proxied);
+    let _ = std::fs::remove_dir_all(&root);
+}
 
+/// The same, with the client on streamable HTTP (`condense proxy --listen`).
+#[test]
+fn tasks_are_relayed_to_a_client_over_http() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("tasks-listen");
+    let config = task_config(&root);
+    let direct = rig.client(&task_steps(), &direct(&rig.everything()));
+    let (mut proxy, url) = listening_proxy(&rig.everything(), Some(&config));
+    let proxied = rig.client(&task_steps(), &["http".to_owned(), url]);
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    assert_tasks_relayed(&direct, &proxied);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// What a client sees of tasks through the proxy (`proxied`) is what it sees of the upstream
+/// alone (`direct`), but for the task's final result, condensed.
+fn assert_tasks_relayed(direct: &Value, proxied: &Value) {
     let capability = |report: &Value| report["server_info"]["capabilities"]["tasks"].clone();
-    assert!(capability(&direct).is_object(), "{}", direct["server_info"]);
-    assert_eq!(capability(&proxied), capability(&direct));
+    assert!(capability(direct).is_object(), "{}", direct["server_info"]);
+    assert_eq!(capability(proxied), capability(direct));
     let execution = |report: &Value| {
         report["steps"][0]["tools"]
             .as_array()
@@ -649,8 +695,8 @@ fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
             .expect("listed")["execution"]
             .clone()
     };
-    assert!(execution(&direct).is_object(), "{}", direct["steps"][0]);
-    assert_eq!(execution(&proxied), execution(&direct));
+    assert!(execution(direct).is_object(), "{}", direct["steps"][0]);
+    assert_eq!(execution(proxied), execution(direct));
 
     let (alone, through) = (&direct["steps"][1], &proxied["steps"][1]);
     assert!(through.get("error").is_none(), "{through}");
@@ -682,12 +728,12 @@ fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
             .map(|status| status["status"].clone())
             .collect()
     };
-    let direct_statuses = statuses(&direct, &alone["created"]["task"]["taskId"]);
+    let direct_statuses = statuses(direct, &alone["created"]["task"]["taskId"]);
     assert!(
         direct_statuses.contains(&json!("completed")),
         "{direct_statuses:?}"
     );
-    assert_eq!(statuses(&proxied, task_id), direct_statuses);
+    assert_eq!(statuses(proxied, task_id), direct_statuses);
 
     assert!(
         proxied["steps"][2].get("error").is_none(),
@@ -698,5 +744,4 @@ fn tasks_are_relayed_end_to_end_and_their_result_condensed() {
         proxied["steps"][2]["cancelled"]["status"],
         direct["steps"][2]["cancelled"]["status"]
     );
-    let _ = std::fs::remove_dir_all(&root);
 }

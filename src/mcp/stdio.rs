@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{ClientRequest, ErrorCode, ErrorData as McpError, JsonRpcMessage, RequestId};
+use rmcp::model::{ErrorCode, ErrorData as McpError, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -123,16 +123,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let asked = match &item {
-            JsonRpcMessage::Request(request) => match &request.request {
-                ClientRequest::InitializeRequest(_) => Some(tasks::Asked::Initialize),
-                ClientRequest::ListToolsRequest(_) => Some(tasks::Asked::ListTools),
-                ClientRequest::CustomRequest(_) => Some(tasks::Asked::Custom),
-                _ => None,
-            }
-            .map(|asked| (request.id.clone(), asked)),
-            _ => None,
-        };
+        let asked = tasks::Asked::by(&item);
         let line = match asked {
             Some((id, asked)) => serde_json::to_value(&item).and_then(|mut message| {
                 lock(&self.pending).sent_upstream(id, asked, &mut message);

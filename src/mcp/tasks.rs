@@ -1,8 +1,8 @@
 //! MCP tasks of protocol revision 2025-11-25, carried through rmcp, whose model knows only the
 //! later tasks extension (SEP-2663) and drops the older fields when it parses a message.
 //!
-//! The proxy's two stdio transports rewrite the JSON around rmcp's parsing, so that nothing of
-//! a task is lost on the way:
+//! The proxy's transports (stdio and streamable HTTP, on both sides) rewrite the JSON around
+//! rmcp's parsing, so that nothing of a task is lost on the way:
 //!
 //! - a client's `tools/call` with `task`, and `tasks/get`, `tasks/list`, `tasks/cancel`,
 //!   `tasks/result`, reach the proxy as custom requests (method prefixed with [`RAW_PREFIX`]),
@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use rmcp::model::RequestId;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
 use serde_json::{Map, Value};
 
 /// The method prefix that makes rmcp take a client's task request as a custom request.
@@ -101,6 +101,34 @@ pub(crate) fn to_client(message: &mut Value) {
     }
 }
 
+fn contains(text: &[u8], mark: &[u8]) -> bool {
+    text.windows(mark.len()).any(|window| window == mark)
+}
+
+/// Whether a message from the client may need [`from_client`]: a task's method, a `task`
+/// parameter and the `tasks` capability all name `"task…`. A cheap test that spares parsing
+/// every message twice.
+pub(crate) fn may_need_from_client(text: &[u8]) -> bool {
+    contains(text, b"\"task")
+}
+
+/// Whether a message the proxy wrote may carry a private key that [`to_client`] puts back: a
+/// cheap test that spares parsing every message (tool results above all) again.
+pub(crate) fn may_need_to_client(text: &[u8]) -> bool {
+    contains(text, b"\"condense.")
+}
+
+/// `text`, one JSON-RPC message or a batch, with `rewrite` applied to each message; `None`
+/// when it is not JSON (then it goes on as it is, for rmcp to refuse).
+pub(crate) fn rewrite_text(text: &[u8], rewrite: impl Fn(&mut Value)) -> Option<Vec<u8>> {
+    let mut value = serde_json::from_slice::<Value>(text).ok()?;
+    match &mut value {
+        Value::Array(batch) => batch.iter_mut().for_each(rewrite),
+        message => rewrite(message),
+    }
+    serde_json::to_vec(&value).ok()
+}
+
 /// What the proxy asked the upstream, for reading the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Asked {
@@ -110,6 +138,22 @@ pub(crate) enum Asked {
     ListTools,
     /// A custom request (task requests included): the answer is kept whole.
     Custom,
+}
+
+impl Asked {
+    /// The kind of `message`, with its id, when its answer needs rewriting.
+    pub(crate) fn by(message: &ClientJsonRpcMessage) -> Option<(RequestId, Asked)> {
+        let JsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        let asked = match &request.request {
+            ClientRequest::InitializeRequest(_) => Asked::Initialize,
+            ClientRequest::ListToolsRequest(_) => Asked::ListTools,
+            ClientRequest::CustomRequest(_) => Asked::Custom,
+            _ => return None,
+        };
+        Some((request.id.clone(), asked))
+    }
 }
 
 /// The upstream requests whose answers are rewritten, by id.

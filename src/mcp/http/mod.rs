@@ -7,6 +7,7 @@
 
 mod access;
 mod sessions;
+mod tasks;
 mod timeout;
 
 use std::convert::Infallible;
@@ -119,10 +120,18 @@ pub(crate) async fn serve(
                     let request = request.map(|body| TimedBody::new(body, read_timeout));
                     let mut response = match admitted {
                         Admitted::No(response) => response,
-                        Admitted::Yes => mcp.call(request).await?,
-                        Admitted::WithPlace(place) => {
-                            SessionLimit::holding(place, mcp.call(request)).await?
-                        }
+                        admitted => match tasks::from_client(request).await {
+                            Err(refused) => refused,
+                            Ok(request) => {
+                                let response = match admitted {
+                                    Admitted::WithPlace(place) => {
+                                        SessionLimit::holding(place, mcp.call(request)).await?
+                                    }
+                                    _ => mcp.call(request).await?,
+                                };
+                                tasks::to_client(response).await
+                            }
+                        },
                     };
                     // rmcp answers a session's DELETE 202; the TypeScript and Python SDK servers
                     // (the upstreams a client knows) answer 200, and so does the proxy.
@@ -228,7 +237,8 @@ fn server_config(
     token_required: bool,
     shutdown: &CancellationToken,
 ) -> StreamableHttpServerConfig {
-    let mut config = StreamableHttpServerConfig::default();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(tasks::MAX_REQUEST_BODY_BYTES);
     config.cancellation_token = shutdown.child_token();
     // rmcp accepts loopback Host headers only; a proxy bound to another address must also
     // accept that address.
