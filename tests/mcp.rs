@@ -44,6 +44,32 @@ impl Rig {
         ]
     }
 
+    /// server-everything serving streamable HTTP on a free port, once it accepts connections;
+    /// with its MCP endpoint's URL.
+    fn everything_over_http(&self) -> (std::process::Child, String) {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            listener.local_addr().expect("addr").port()
+        };
+        let mut server = Command::new("node")
+            .arg(self.path("@modelcontextprotocol/server-everything/dist/index.js"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("server-everything starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                let _ = server.kill();
+                panic!("server-everything did not listen on {port}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        (server, format!("http://127.0.0.1:{port}/mcp"))
+    }
+
     pub(crate) fn filesystem(&self, root: &Path) -> Vec<String> {
         vec![
             "node".into(),
@@ -676,6 +702,34 @@ fn tasks_are_relayed_to_a_client_over_http() {
     let proxied = rig.client(&task_steps(), &["http".to_owned(), url]);
     let _ = proxy.kill();
     let _ = proxy.wait();
+    assert_tasks_relayed(&direct, &proxied);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The same, with the upstream on streamable HTTP (`condense proxy --upstream-url`).
+#[test]
+fn tasks_are_relayed_from_an_upstream_over_http() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("tasks-upstream-url");
+    let config = task_config(&root);
+    let (mut everything, url) = rig.everything_over_http();
+    let direct = rig.client(&task_steps(), &["http".to_owned(), url.clone()]);
+    let proxied = rig.client(
+        &task_steps(),
+        &[
+            "stdio".to_owned(),
+            "/usr/bin/env".to_owned(),
+            format!("CONDENSE_STORE_DIR={}", crate::cli::test_store_dir()),
+            env!("CARGO_BIN_EXE_condense").to_owned(),
+            "proxy".to_owned(),
+            "--config".to_owned(),
+            config.display().to_string(),
+            "--upstream-url".to_owned(),
+            url,
+        ],
+    );
+    let _ = everything.kill();
+    let _ = everything.wait();
     assert_tasks_relayed(&direct, &proxied);
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -53,6 +53,7 @@ mod supervisor;
 mod tasks;
 mod tools;
 mod upstream;
+mod upstream_http;
 
 pub use adapt::McpCall;
 pub use client::{McpCallError, McpTools};

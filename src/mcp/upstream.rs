@@ -28,6 +28,7 @@ use super::outbox::{NOTIFICATION_QUEUE, Outbox};
 use super::progress::ProgressRoutes;
 use super::relay::{AsRelayed, RelayError, relay_request};
 use super::stdio::StdioTransport;
+use super::upstream_http::TasksHttpClient;
 
 /// Where the upstream MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,7 +343,10 @@ pub(crate) async fn connect(
         UpstreamSpec::Url(url) => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(handler.max_message_bytes);
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let client = TasksHttpClient::new().map_err(|error| {
+                StartError::Handshake(format!("could not set up the HTTP client: {error}"))
+            })?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
             let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
             (bounded(handshake, handshake_timeout).await, None)
         }
