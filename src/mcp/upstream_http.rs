@@ -458,3 +458,6 @@ impl StreamableHttpClient for TasksHttpClient {
         Ok(self.rewriting(events))
     }
 }
+
+#[cfg(test)]
+mod tests;
