@@ -56,16 +56,7 @@ where
 
     /// The line parsed after the [`tasks`] rewrite, when it answers a request that needs one.
     fn rewritten(&self, line: &[u8]) -> Option<serde_json::Result<RxJsonRpcMessage<RoleClient>>> {
-        let mut pending = lock(&self.pending);
-        if pending.is_empty() {
-            return None;
-        }
-        let envelope = Envelope::of(line);
-        if envelope.has_method() {
-            return None;
-        }
-        let asked = pending.take(envelope.id()?)?;
-        drop(pending);
+        let asked = lock(&self.pending).answered_by(line)?;
         Some(
             serde_json::from_slice::<Value>(line).and_then(|mut message| {
                 tasks::from_upstream(asked, &mut message);

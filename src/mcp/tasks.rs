@@ -21,6 +21,8 @@ use std::collections::HashMap;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
 use serde_json::{Map, Value};
 
+use super::envelope::Envelope;
+
 /// The method prefix that makes rmcp take a client's task request as a custom request.
 pub(crate) const RAW_PREFIX: &str = "condense-raw/";
 
@@ -180,6 +182,19 @@ impl Pending {
     /// Whether no answer waits to be rewritten.
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// What was asked, when `message` (an upstream message, unparsed) answers a request that
+    /// needs rewriting (takes it off the list); read only as far as its `id` and `method`.
+    pub(crate) fn answered_by(&mut self, message: &[u8]) -> Option<Asked> {
+        if self.is_empty() {
+            return None;
+        }
+        let envelope = Envelope::of(message);
+        if envelope.has_method() {
+            return None;
+        }
+        self.take(envelope.id()?)
     }
 }
 

@@ -25,7 +25,6 @@ use rmcp::transport::streamable_http_client::{
 use serde_json::Value;
 use sse_stream::{Sse, SseStream};
 
-use super::envelope::Envelope;
 use super::tasks::{self, Asked};
 
 /// The header that names the session.
@@ -86,16 +85,7 @@ impl TasksHttpClient {
 
     /// `text`, an upstream message, rewritten when it answers a request that needs it.
     fn rewritten(&self, text: &[u8]) -> Option<Vec<u8>> {
-        let mut pending = lock(&self.pending);
-        if pending.is_empty() {
-            return None;
-        }
-        let envelope = Envelope::of(text);
-        if envelope.has_method() {
-            return None;
-        }
-        let asked = pending.take(envelope.id()?)?;
-        drop(pending);
+        let asked = lock(&self.pending).answered_by(text)?;
         tasks::rewrite_text(text, |message| tasks::from_upstream(asked, message))
     }
 
