@@ -520,8 +520,9 @@ fn a_17_mb_file_read_through_server_filesystem_is_condensed() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// `condense proxy --listen` on a free port in front of `upstream`, once its health endpoint
-/// answers; with the URL of its MCP endpoint.
+/// `condense proxy --listen` on a free port in front of `upstream` (`--` and a command, or
+/// `--upstream-url` and a URL), once its health endpoint answers; with the URL of its MCP
+/// endpoint.
 fn listening_proxy(upstream: &[String], config: Option<&Path>) -> (std::process::Child, String) {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -534,7 +535,7 @@ fn listening_proxy(upstream: &[String], config: Option<&Path>) -> (std::process:
         command.arg("--config").arg(config);
     }
     let mut proxy = command
-        .args(["--listen", &addr, "--"])
+        .args(["--listen", &addr])
         .args(upstream)
         .env("CONDENSE_LOG", "warn")
         .env("CONDENSE_STORE_DIR", crate::cli::test_store_dir())
@@ -559,7 +560,7 @@ fn listening_proxy(upstream: &[String], config: Option<&Path>) -> (std::process:
 #[test]
 fn http_mode_serves_health_and_mcp() {
     let Some(rig) = rig() else { return };
-    let (mut proxy, url) = listening_proxy(&rig.everything(), None);
+    let (mut proxy, url) = listening_proxy(&command(rig.everything()), None);
     let report = rig.client(
         &json!([{"op": "call_tool", "name": "echo", "arguments": {"message": "over http"}}]),
         &["http".to_owned(), url],
@@ -698,7 +699,7 @@ fn tasks_are_relayed_to_a_client_over_http() {
     let root = temp_dir("tasks-listen");
     let config = task_config(&root);
     let direct = rig.client(&task_steps(), &direct(&rig.everything()));
-    let (mut proxy, url) = listening_proxy(&rig.everything(), Some(&config));
+    let (mut proxy, url) = listening_proxy(&command(rig.everything()), Some(&config));
     let proxied = rig.client(&task_steps(), &["http".to_owned(), url]);
     let _ = proxy.kill();
     let _ = proxy.wait();
@@ -732,6 +733,30 @@ fn tasks_are_relayed_from_an_upstream_over_http() {
     let _ = everything.wait();
     assert_tasks_relayed(&direct, &proxied);
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The same, with both sides on streamable HTTP.
+#[test]
+fn tasks_are_relayed_between_a_client_and_an_upstream_both_over_http() {
+    let Some(rig) = rig() else { return };
+    let root = temp_dir("tasks-http-both");
+    let config = task_config(&root);
+    let (mut everything, url) = rig.everything_over_http();
+    let direct = rig.client(&task_steps(), &["http".to_owned(), url.clone()]);
+    let (mut proxy, proxy_url) =
+        listening_proxy(&["--upstream-url".to_owned(), url], Some(&config));
+    let proxied = rig.client(&task_steps(), &["http".to_owned(), proxy_url]);
+    for child in [&mut proxy, &mut everything] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert_tasks_relayed(&direct, &proxied);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// `--` and the command line of an upstream server.
+fn command(upstream: Vec<String>) -> Vec<String> {
+    std::iter::once("--".to_owned()).chain(upstream).collect()
 }
 
 /// What a client sees of tasks through the proxy (`proxied`) is what it sees of the upstream
