@@ -6,5 +6,5 @@ pub mod extract;
 pub(crate) mod llm;
 pub mod mapreduce;
 mod reduce_tree;
-pub mod truncate;
+pub(crate) mod truncate;
 pub(crate) mod verify;

@@ -105,9 +105,10 @@ mod tests;
 
 pub use cache::ChunkCache;
 pub(crate) use cache::{ChunkSummaries, MemoryTier};
+pub(crate) use options::ProgressFn;
 pub use options::{
     ChunkBudget, Hints, MAX_CRITIQUE_ROUNDS, MapReduceOptions, MapReduceOutcome, MapReducePrompts,
-    Progress, ProgressFn, default_reduce_concurrency,
+    Progress, default_reduce_concurrency,
 };
 
 /// The map-reduce driver. Cheap to clone; clones share the concurrency limit and the cache.

@@ -199,11 +199,11 @@ pub enum Progress {
 /// A progress callback, called from the task running [`MapReduce::run`](super::MapReduce::run); it should return
 /// quickly.
 #[derive(Clone)]
-pub struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
+pub(crate) struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
 
 impl ProgressFn {
     /// Wraps a callback.
-    pub fn new(callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub(crate) fn new(callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         ProgressFn(Arc::new(callback))
     }
 }
@@ -240,8 +240,9 @@ pub struct MapReduceOptions {
     pub critique_rounds: usize,
     /// Whether the facts guard runs on the result. Default true.
     pub verify_facts: bool,
-    /// Called as the run advances. Default none.
-    pub progress: Option<ProgressFn>,
+    /// Called as the run advances. Default none; set with
+    /// [`MapReduceOptions::with_progress`].
+    pub(crate) progress: Option<ProgressFn>,
 }
 
 impl Default for MapReduceOptions {
