@@ -18,8 +18,8 @@ use crate::limits::{Considered, InputCut, MemoryBudget};
 use crate::llm::Summarizer;
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::mapreduce::{ChunkCache, ProgressFn};
+use crate::methods::prompts::Prompts;
 use crate::policy::{Plan, Policy};
-use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
 use crate::store::{Page, Selection, Store};
 use crate::tokens::TokenCounter;
@@ -34,8 +34,9 @@ mod types;
 
 use shared::{SharedText, Source};
 
+pub use crate::outcome::{CondenseMeta, Condensed, Method};
 pub use builder::CondenserBuilder;
-pub use types::{CallInfo, CondenseMeta, Condensed, Hook, Method, Request, Verdict};
+pub use types::{CallInfo, Hook, Request, Verdict};
 
 /// The engine. Cheap to clone: clones share the caches, the LLM client and its limits.
 ///

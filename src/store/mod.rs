@@ -47,7 +47,7 @@ use refs::RefKey;
 /// The store behind a [`Condenser`](crate::Condenser). Cheap to clone; clones share.
 #[derive(Clone)]
 pub(crate) struct Store {
-    results: Option<Cache<u128, Arc<crate::engine::Condensed>>>,
+    results: Option<Cache<u128, Arc<crate::outcome::Condensed>>>,
     /// Shared with the call that kept them: an original is in memory once, not once here and
     /// once in the engine.
     originals: Cache<String, Arc<String>>,
@@ -80,7 +80,7 @@ impl Store {
         let results = (cache.max_bytes > 0).then(|| {
             Cache::builder()
                 .max_capacity(cache.max_bytes)
-                .weigher(|_: &u128, v: &Arc<crate::engine::Condensed>| weight(v.text.len() + 128))
+                .weigher(|_: &u128, v: &Arc<crate::outcome::Condensed>| weight(v.text.len() + 128))
                 .time_to_live(cache.ttl)
                 .build()
         });
@@ -104,7 +104,7 @@ impl Store {
         }
     }
 
-    pub(crate) fn results(&self) -> Option<&Cache<u128, Arc<crate::engine::Condensed>>> {
+    pub(crate) fn results(&self) -> Option<&Cache<u128, Arc<crate::outcome::Condensed>>> {
         self.results.as_ref()
     }
 

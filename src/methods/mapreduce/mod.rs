@@ -89,6 +89,7 @@ use tokio::time::{Instant, timeout_at};
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::TokenCounter;
+use crate::config::default_reduce_concurrency;
 use crate::llm::{CompletionRequest, LlmError, Summarizer};
 use crate::methods::chunk::{ChunkStrategy, chunk, detect_kind};
 use crate::methods::contained::extract_contained;
@@ -108,7 +109,7 @@ pub(crate) use cache::{ChunkSummaries, MemoryTier};
 pub(crate) use options::ProgressFn;
 pub use options::{
     ChunkBudget, Hints, MAX_CRITIQUE_ROUNDS, MapReduceOptions, MapReduceOutcome, MapReducePrompts,
-    Progress, default_reduce_concurrency,
+    Progress,
 };
 
 /// The map-reduce driver. Cheap to clone; clones share the concurrency limit and the cache.
