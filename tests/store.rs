@@ -186,13 +186,8 @@ async fn a_cached_result_keeps_its_original_retrievable_after_the_original_expir
     let again = condenser.condense(&text, &request).await;
     assert!(again.cached);
     assert_eq!(again.reference.as_deref(), Some(reference.as_str()));
-    assert_eq!(
-        condenser
-            .retrieve(&reference, Selection::All)
-            .await
-            .unwrap(),
-        text
-    );
+    let original = condenser.retrieve(&reference, Selection::All).await;
+    assert_eq!(original.ok().as_deref(), Some(text.as_str()));
 }
 
 fn stored_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
