@@ -6,6 +6,5 @@ pub mod extract;
 pub(crate) mod llm;
 pub mod mapreduce;
 pub(crate) mod prompts;
-mod reduce_tree;
 pub(crate) mod truncate;
 pub(crate) mod verify;

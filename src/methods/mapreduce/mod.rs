@@ -94,12 +94,13 @@ use crate::llm::{CompletionRequest, LlmError, Summarizer};
 use crate::methods::chunk::{ChunkStrategy, chunk, detect_kind};
 use crate::methods::contained::extract_contained;
 use crate::methods::extract::extract;
-use crate::methods::reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
 use crate::methods::truncate::truncate;
 use crate::methods::verify::guard_facts_counted;
+use reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
 
 mod cache;
 mod options;
+mod reduce_tree;
 mod sizing;
 #[cfg(test)]
 mod tests;
