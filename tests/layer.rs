@@ -290,6 +290,36 @@ async fn the_hook_sees_every_outcome_and_can_veto() {
 }
 
 #[tokio::test]
+async fn the_hook_sees_a_fresh_and_a_cached_outcome_once_each() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hook = {
+        let seen = seen.clone();
+        move |outcome: &Condensed, _: &Request<'_>| {
+            seen.lock().unwrap().push((outcome.method, outcome.cached));
+            Verdict::Keep
+        }
+    };
+    let condenser = Condenser::builder(
+        Config::from_toml_str(
+            "[defaults]\nthreshold_tokens = 500\nbudget_tokens = 300\n",
+            "t",
+        )
+        .unwrap(),
+    )
+    .hook(hook)
+    .build()
+    .unwrap();
+    let log = big_log(2000);
+    let first = condenser.condense(&log, &Request::new("t")).await;
+    let again = condenser.condense(&log, &Request::new("t")).await;
+    assert!(!first.cached && again.cached);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(Method::Extract, false), (Method::Extract, true)]
+    );
+}
+
+#[tokio::test]
 async fn call_tool_summarized_uses_the_explicit_budget() {
     let tools = service_fn(|call: ToolCall| async move {
         assert_eq!(call.arguments, json!({"path": "/var/log/app.log"}));
