@@ -15,6 +15,7 @@ use condense::config::glob_matches;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
 use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk, detect_kind};
 use condense::methods::extract::{ExtractHints, extract};
+use condense::methods::truncate::truncate;
 use condense::{
     CallInfo, Condensed, Condenser, Config, Content, Encoding, Method, Mode, Request, Selection,
     TokenCounter, ToolResult,
@@ -504,12 +505,8 @@ fn deep_json_survives_the_chunker_and_detection_on_a_small_stack() {
             }
             let out = extract(&text, &ExtractHints::new(), 200, &counter);
             assert!(counter.count(&out) <= 200, "{name}");
-            let request = Request::new("t")
-                .with_mode(Mode::Truncate)
-                .with_budget_tokens(200);
-            let cut = small_condenser("").condense(&text, &request).await;
-            assert_eq!(cut.method, Method::Truncate, "{name}");
-            assert!(cut.tokens_after() <= 200, "{name}");
+            let cut = truncate(&text, 200, &counter, Some("cx_0"));
+            assert!(counter.count(&cut) <= 200, "{name}");
         }
     });
 }
@@ -912,12 +909,11 @@ proptest! {
         let counter = TokenCounter::default();
         let extracted = extract(&text, &ExtractHints::new().with_query("error id 42"), budget, &counter);
         prop_assert!(counter.count(&extracted) <= budget);
-        // Truncation itself is `src/methods/truncate.rs`'s unit property; here, the rung as a
-        // condenser delivers it, header included.
-        let request = Request::new("t").with_mode(Mode::Truncate).with_budget_tokens(budget);
-        let cut = runtime().block_on(small_condenser("").condense(&text, &request));
-        // Below the threshold a text is passed on as it is.
-        prop_assert!(cut.tokens_after() <= budget || cut.text == text);
+        let cut = truncate(&text, budget, &counter, Some("cx_0123456789abcdef"));
+        prop_assert!(counter.count(&cut) <= budget);
+        if !counter.exceeds(&text, budget) {
+            prop_assert_eq!(&cut, &text);
+        }
     }
 
     #[test]

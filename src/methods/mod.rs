@@ -6,5 +6,5 @@ pub mod extract;
 pub(crate) mod llm;
 pub mod mapreduce;
 pub(crate) mod prompts;
-pub(crate) mod truncate;
+pub mod truncate;
 pub(crate) mod verify;
