@@ -13,11 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use condense::TokenCounter;
+use condense::config::default_reduce_concurrency;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
 use condense::methods::chunk::{Chunk, ChunkOptions, chunk, detect_kind};
-use condense::methods::mapreduce::{
-    Hints, MapReduce, MapReduceOptions, MapReducePrompts, default_reduce_concurrency,
-};
+use condense::methods::mapreduce::{Hints, MapReduce, MapReduceOptions, MapReducePrompts};
 use tokio::sync::Semaphore;
 
 const LATENCY: Duration = Duration::from_millis(50);

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::engine::{CondenseMeta, Condensed};
+use crate::outcome::{CondenseMeta, Condensed};
 
 /// What the layer needs to know about a tool call.
 pub trait ToolRequest {

@@ -254,6 +254,16 @@ async fn plain_json_and_string_tools_work() {
     assert!(out.starts_with("[condense: "));
 }
 
+/// A condenser without an LLM (threshold 500, budget 300) that shows its outcomes to `hook`.
+fn hooked_condenser(hook: impl condense::Hook) -> Condenser {
+    let config = Config::from_toml_str(
+        "[defaults]\nthreshold_tokens = 500\nbudget_tokens = 300\n",
+        "t",
+    )
+    .unwrap();
+    Condenser::builder(config).hook(hook).build().unwrap()
+}
+
 #[tokio::test]
 async fn the_hook_sees_every_outcome_and_can_veto() {
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -268,16 +278,7 @@ async fn the_hook_sees_every_outcome_and_can_veto() {
             }
         }
     };
-    let condenser = Condenser::builder(
-        Config::from_toml_str(
-            "[defaults]\nthreshold_tokens = 500\nbudget_tokens = 300\n",
-            "t",
-        )
-        .unwrap(),
-    )
-    .hook(hook)
-    .build()
-    .unwrap();
+    let condenser = hooked_condenser(hook);
     let small = condenser.condense("small", &Request::new("t")).await;
     assert_eq!(small.method, Method::PassThrough);
     let big = condenser.condense(&big_log(2000), &Request::new("t")).await;
@@ -286,6 +287,27 @@ async fn the_hook_sees_every_outcome_and_can_veto() {
     assert_eq!(
         *seen.lock().unwrap(),
         vec![Method::PassThrough, Method::Extract, Method::Truncate]
+    );
+}
+
+#[tokio::test]
+async fn the_hook_sees_a_fresh_and_a_cached_outcome_once_each() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hook = {
+        let seen = seen.clone();
+        move |outcome: &Condensed, _: &Request<'_>| {
+            seen.lock().unwrap().push((outcome.method, outcome.cached));
+            Verdict::Keep
+        }
+    };
+    let condenser = hooked_condenser(hook);
+    let log = big_log(2000);
+    let first = condenser.condense(&log, &Request::new("t")).await;
+    let again = condenser.condense(&log, &Request::new("t")).await;
+    assert!(!first.cached && again.cached);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(Method::Extract, false), (Method::Extract, true)]
     );
 }
 

@@ -161,6 +161,35 @@ async fn equal_content_has_different_refs_in_two_stores_and_the_same_in_one() {
     }
 }
 
+#[tokio::test]
+async fn a_cached_result_keeps_its_original_retrievable_after_the_original_expired() {
+    // Originals expire long before results: the second call is a cache hit whose original
+    // the store has forgotten, and must keep again so the ref in the header still answers.
+    let mut config = Config::default();
+    config.cache.originals_ttl = Duration::from_millis(200);
+    config.cache.ttl = Duration::from_secs(3600);
+    let condenser = Condenser::builder(config).without_llm().build().unwrap();
+    let text: String = (0..3000)
+        .map(|i| format!("line {i} of the output\n"))
+        .collect();
+    let request = Request::new("read").with_budget_tokens(200);
+    let first = condenser.condense(&text, &request).await;
+    let reference = first.reference.clone().unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        condenser
+            .retrieve(&reference, Selection::All)
+            .await
+            .is_err(),
+        "the original should have expired"
+    );
+    let again = condenser.condense(&text, &request).await;
+    assert!(again.cached);
+    assert_eq!(again.reference.as_deref(), Some(reference.as_str()));
+    let original = condenser.retrieve(&reference, Selection::All).await;
+    assert_eq!(original.ok().as_deref(), Some(text.as_str()));
+}
+
 fn stored_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let originals = dir.join("v1").join("originals");
     let mut files: Vec<_> = std::fs::read_dir(originals)

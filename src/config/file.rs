@@ -64,7 +64,7 @@ struct FileMapReduce {
     direct_max_tokens: Option<usize>,
     chunk_tokens: Option<usize>,
     overlap_tokens: Option<usize>,
-    strategy: Option<crate::methods::chunk::ChunkStrategy>,
+    strategy: Option<super::ChunkStrategy>,
     group_size: Option<usize>,
     reduce_concurrency: Option<usize>,
     max_passes: Option<usize>,
@@ -83,9 +83,9 @@ impl FileMapReduce {
             overlap_tokens: self.overlap_tokens.unwrap_or(d.overlap_tokens),
             strategy: self.strategy.unwrap_or(d.strategy),
             group_size: self.group_size.unwrap_or(d.group_size),
-            reduce_concurrency: self.reduce_concurrency.unwrap_or_else(|| {
-                crate::methods::mapreduce::default_reduce_concurrency(max_concurrency)
-            }),
+            reduce_concurrency: self
+                .reduce_concurrency
+                .unwrap_or_else(|| super::default_reduce_concurrency(max_concurrency)),
             max_passes: self.max_passes.unwrap_or(d.max_passes),
             critique_rounds: self.critique_rounds.unwrap_or(d.critique_rounds),
             verify_facts: self.verify_facts.unwrap_or(d.verify_facts),

@@ -30,6 +30,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::ConfigError;
 pub use crate::structured::StructuredContentPolicy;
 
@@ -100,6 +102,43 @@ impl fmt::Debug for LlmConfig {
     }
 }
 
+/// How a text is cut into chunks (`[mapreduce] strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum ChunkStrategy {
+    /// At structural boundaries (headers, paragraphs, lines, JSON elements) first, and at token
+    /// boundaries only when a single unit is larger than a chunk. The default.
+    #[default]
+    Semantic,
+    /// At fixed token windows with overlap, whatever the structure.
+    Token,
+}
+
+impl ChunkStrategy {
+    /// The name used in config files and tool arguments; stable, so it can key a cache.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkStrategy::Semantic => "semantic",
+            ChunkStrategy::Token => "token",
+        }
+    }
+}
+
+/// The default of `[mapreduce] reduce_concurrency`: the merge lane that keeps up with a map of `max_concurrency` calls: half of it, rounded up,
+/// at least 1. A tree in groups of 4 has about a third as many merges as chunks, so a map
+/// finishing `C` chunks per latency needs about `C / 3` merges per latency; the rest is slack
+/// for the bursts when a level's last groups complete together.
+///
+/// ```
+/// use condense::config::default_reduce_concurrency;
+/// assert_eq!(default_reduce_concurrency(5), 3);
+/// assert_eq!(default_reduce_concurrency(1), 1);
+/// ```
+pub fn default_reduce_concurrency(max_concurrency: usize) -> usize {
+    max_concurrency.div_ceil(2).max(1)
+}
+
 /// `[mapreduce]`: LLM summaries of outputs too large for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -111,7 +150,7 @@ pub struct MapReduceConfig {
     /// Overlap where a unit is cut at token boundaries. Default 200.
     pub overlap_tokens: usize,
     /// Structural (`semantic`) or fixed-window (`token`) chunking. Default semantic.
-    pub strategy: crate::methods::chunk::ChunkStrategy,
+    pub strategy: ChunkStrategy,
     /// Summaries merged per reduce call. Default 4.
     pub group_size: usize,
     /// Merge calls in flight at once, across the process, beside `llm.max_concurrency`: the
@@ -134,9 +173,9 @@ impl Default for MapReduceConfig {
             direct_max_tokens: 8000,
             chunk_tokens: 4000,
             overlap_tokens: 200,
-            strategy: crate::methods::chunk::ChunkStrategy::Semantic,
+            strategy: ChunkStrategy::Semantic,
             group_size: 4,
-            reduce_concurrency: crate::methods::mapreduce::default_reduce_concurrency(5),
+            reduce_concurrency: default_reduce_concurrency(5),
             max_passes: 8,
             critique_rounds: 0,
             verify_facts: true,

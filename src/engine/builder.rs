@@ -9,8 +9,8 @@ use crate::error::ConfigError;
 use crate::limits::MemoryBudget;
 use crate::llm::{LiteLlm, Summarizer};
 use crate::methods::mapreduce::{ChunkCache, Progress, ProgressFn};
+use crate::methods::prompts::Prompts;
 use crate::policy::{Policy, RulesPolicy};
-use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
 use crate::store::{Store, StoreBackend};
 /// Builds a [`Condenser`] with a custom policy, LLM backend or hook.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::review::Review;
 use super::{
     Condensed, Condenser, HEADER_RESERVE, MIN_METHOD_BUDGET, Method, Request, SharedText, Verdict,
 };
@@ -30,16 +31,19 @@ pub(super) struct Input {
 
 impl Condenser {
     /// The ladder: LLM (when allowed and configured) → extractive → truncation, within the
-    /// plan's deadline.
+    /// plan's deadline. Each rung's answer is verified (the facts guard, the header fitted to
+    /// the budget) and judged by the hook through `review` (which holds the call's request) before it is
+    /// returned.
     pub(super) async fn ladder(
         &self,
         input: &Input,
-        request: &Request<'_>,
+        review: &Review<'_, '_>,
         mut plan: Plan,
         reference: &str,
         note: Option<&str>,
         started: Instant,
     ) -> Condensed {
+        let request = review.request();
         let text = &input.read;
         let counter = TokenCounter::new(plan.encoding);
         let deadline = tokio::time::Instant::from_std(started + plan.deadline);
@@ -92,10 +96,10 @@ impl Condenser {
         }
 
         let tokens_before = tokens_before.await.unwrap_or(input.original.len());
-        // Every rung's answer is finished and shown to the hook the same way.
+        // Every rung's answer is finished and judged by the hook the same way.
         let judged = |body: &str, method: Method| {
             let outcome = self.finish(body, method, tokens_before, reference, note, &counter, plan);
-            let verdict = self.notify(&outcome, request);
+            let verdict = review.judge(&outcome);
             (outcome, verdict)
         };
         if let Some((body, method)) = candidate.take() {

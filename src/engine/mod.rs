@@ -1,5 +1,5 @@
-//! The engine: measure → decide → keep → cache → the ladder of methods (which verifies) →
-//! deliver, run by `pipeline.rs`.
+//! The engine: render → measure → decide → cache → condense (the ladder of methods) → verify →
+//! keep → rebuild, run by `pipeline.rs` (see docs/architecture.md).
 //!
 //! A [`Condenser`] turns one tool output into either the same text (small enough) or a
 //! condensed text that fits a token budget and starts with a one-line header naming the method,
@@ -18,8 +18,8 @@ use crate::limits::{Considered, InputCut, MemoryBudget};
 use crate::llm::Summarizer;
 use crate::methods::chunk::ChunkStrategy;
 use crate::methods::mapreduce::{ChunkCache, ProgressFn};
+use crate::methods::prompts::Prompts;
 use crate::policy::{Plan, Policy};
-use crate::prompts::Prompts;
 use crate::secrets::SecretRedactor;
 use crate::store::{Page, Selection, Store};
 use crate::tokens::TokenCounter;
@@ -28,13 +28,15 @@ mod builder;
 mod ladder;
 mod pipeline;
 mod response;
+mod review;
 mod shared;
 mod types;
 
 use shared::{SharedText, Source};
 
+pub use crate::outcome::{CondenseMeta, Condensed, Method};
 pub use builder::CondenserBuilder;
-pub use types::{CallInfo, CondenseMeta, Condensed, Hook, Method, Request, Verdict};
+pub use types::{CallInfo, Hook, Request, Verdict};
 
 /// The engine. Cheap to clone: clones share the caches, the LLM client and its limits.
 ///
@@ -170,19 +172,17 @@ impl Condenser {
         self.run(Source::Owned(Arc::new(text)), request, None).await
     }
 
-    /// Keeps the original for retrieval: the whole output when the caller handed all of it
-    /// over and it fits the originals store, else the part considered. Returns the ref, what
-    /// the result must say when the input was cut, and the text kept (shared, not copied, when
-    /// the caller handed it over).
-    async fn keep_original(
+    /// What is kept for retrieval: the whole output when the caller handed all of it over
+    /// and it fits the originals store, else the part considered (shared, not copied, when the
+    /// caller handed it over); and what the result must say when the input was cut. Nothing is
+    /// kept yet: the pipeline keeps it once the result is made.
+    fn original_to_keep(
         &self,
         source: &Source<'_>,
         input: Considered<'_>,
-        owner: Option<&str>,
-    ) -> (String, Option<InputCut>, Arc<String>) {
+    ) -> (Arc<String>, Option<InputCut>) {
         if !input.is_cut() {
-            let kept = source.shared();
-            return (self.inner.store.keep(kept.clone(), owner).await, None, kept);
+            return (source.shared(), None);
         }
         let whole = source.as_str();
         let whole_kept = whole.len() == input.whole_bytes
@@ -193,13 +193,12 @@ impl Condenser {
         } else {
             Arc::new(input.considered.to_owned())
         };
-        let reference = self.inner.store.keep(kept.clone(), owner).await;
         let cut = InputCut {
             considered_bytes: input.considered.len(),
             whole_bytes: input.whole_bytes,
             whole_kept,
         };
-        (reference, Some(cut), kept)
+        (kept, Some(cut))
     }
 
     fn cache_key(

@@ -1,10 +1,11 @@
-//! The flow of one text, in the order of DESIGN §1: measure → decide → keep → cache →
-//! condense (the ladder, which verifies and fits the header) → deliver. Every stage is called
-//! from [`Condenser::run`] only; rendering a response into text parts and rebuilding it are
-//! `response.rs`'s, around this.
+//! The flow of one text, in the order of DESIGN §1: measure → decide → cache → condense (the
+//! ladder, which verifies each answer, fits the header and has the hook judge it) → keep →
+//! deliver. Every stage is called from [`Condenser::run`] only; rendering a response into text
+//! parts and rebuilding it are `response.rs`'s, around this.
 //!
-//! The original is kept before the cache is asked because its ref is part of what is cached
-//! (the header names it) and of the cache key (the input-cut marker names it).
+//! The original's ref is made before anything is kept (a keyed hash of the content, see
+//! `store/refs.rs`): the header and the cache key name it, and the original is kept once the
+//! result is made, or found in the cache.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,8 +13,9 @@ use std::time::Instant;
 
 use tracing::Instrument;
 
+use super::review::Review;
 use super::shared::{SharedText, Source};
-use super::{Condensed, Condenser, Method, Request, Verdict, ladder};
+use super::{Condensed, Condenser, Method, Request, ladder};
 use crate::config::Mode;
 use crate::limits::{Considered, cut_input};
 use crate::policy::{Decision, Plan, Subject};
@@ -39,10 +41,12 @@ impl Condenser {
             cache_hit = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
         );
+        let review = Review::new(self, request);
         let outcome = self
-            .stages(&source, request, decided, started)
+            .stages(&source, &review, decided, started)
             .instrument(span.clone())
             .await;
+        review.deliver(&outcome);
         // The counts of a pass-through are made on first read: only for a span someone sees.
         if !span.is_disabled() {
             span.record("tokens_before", outcome.tokens_before());
@@ -63,15 +67,16 @@ impl Condenser {
         outcome
     }
 
-    /// The stages, in order. The hook sees what the ladder did not show it (a pass-through or
-    /// a cached outcome) here, once; the ladder shows it each rung's answer, which it may veto.
+    /// The stages, in order. The hook is called through `review` only: the ladder has it
+    /// judge each rung's answer, and `run` shows it what was delivered otherwise.
     async fn stages(
         &self,
         source: &Source<'_>,
-        request: &Request<'_>,
+        review: &Review<'_, '_>,
         decided: Option<Decision>,
         started: Instant,
     ) -> Condensed {
+        let request = review.request();
         // Measure: only the part within `[limits] max_input_bytes` is ever considered.
         let input = self.considered(source, request);
         // Decide: a count the policy makes exactly is kept for the pass-through's figures.
@@ -84,11 +89,9 @@ impl Condenser {
             Decision::Condense(plan) if request.mode != Some(Mode::Passthrough) => plan,
             _ => match self.reserve_pass_through(input.considered.len()).await {
                 Ok(_permit) => {
-                    let outcome = self
+                    return self
                         .pass_through(source, input, request, started, counted.get().copied())
                         .await;
-                    self.notify(&outcome, request);
-                    return outcome;
                 }
                 Err(refused) => {
                     tracing::warn!(bytes = input.considered.len(), "{refused}");
@@ -103,11 +106,13 @@ impl Condenser {
         if let Some(mode) = request.mode.filter(|_| memory_refused.is_none()) {
             plan.mode = mode;
         }
-        // Keep: the ref goes into the header and the cache key.
-        let (reference, cut, kept) = self.keep_original(source, input, request.owner).await;
+        // The original's ref, made without keeping it yet: the header and the input-cut marker
+        // name it, so the cache key covers it.
+        let (kept, cut) = self.original_to_keep(source, input);
+        let reference = self.inner.store.reference(&kept).await;
         // What is kept starts with the considered part: the methods read it from there.
-        let text = SharedText::new(kept, input.considered.len());
-        let note = cut.as_ref().map(|cut| cut.marker(&reference));
+        let text = SharedText::new(kept.clone(), input.considered.len());
+        let note = cut.as_ref().map(|cut| cut.marker(&reference.reference));
         let note = note.as_deref();
         // Cache: the key is of the text as given, before the escape codes are stripped.
         let key = self.cache_key(&text, request, &plan, note);
@@ -121,33 +126,52 @@ impl Condenser {
             read,
             original: text,
         };
-        // Condense: the ladder (LLM → extractive → truncation) verifies and fits the header.
+        // Condense and verify: the ladder (LLM → extractive → truncation) checks each answer,
+        // fits the header and has the hook judge it.
         let condense = async {
             let mut outcome = self
-                .ladder(&input, request, plan, &reference, note, started)
+                .ladder(&input, review, plan, &reference.reference, note, started)
                 .await;
             outcome.input_cut = cut.clone();
             outcome
         };
         // A truncation for want of memory is not cached: the next identical call may have it.
-        let cache = self
-            .inner
-            .store
-            .results()
-            .filter(|_| memory_refused.is_none());
-        let Some(cache) = cache else {
-            let mut outcome = condense.await;
-            outcome.elapsed = started.elapsed();
-            if memory_refused.is_some() {
-                outcome.fallback = memory_refused;
+        let mut outcome = match memory_refused {
+            None => self.cached(key, &reference.reference, plan, condense).await,
+            Some(refused) => {
+                let mut outcome = condense.await;
+                outcome.fallback = Some(refused);
+                outcome
             }
-            return outcome;
+        };
+        // Keep: after the result is made, and on a cache hit too (an idempotent put), so the
+        // ref a result names is never one whose original was evicted meanwhile.
+        self.inner
+            .store
+            .keep_under(&reference, kept, request.owner)
+            .await;
+        outcome.elapsed = started.elapsed();
+        outcome
+    }
+
+    /// The result of `condense` from the results cache (this process's, then the store's
+    /// backend) under `key`, or made by it and cached. A result made with a fallback caused by
+    /// a passing failure is delivered but not cached: the next identical call tries again.
+    async fn cached(
+        &self,
+        key: u128,
+        reference: &str,
+        plan: Plan,
+        condense: impl Future<Output = Condensed>,
+    ) -> Condensed {
+        let Some(cache) = self.inner.store.results() else {
+            return condense.await;
         };
         let fresh = AtomicBool::new(false);
         let result = cache
             .try_get_with(key, async {
                 // Another process sharing the store's backend may have condensed this already.
-                if let Some(shared) = self.inner.store.shared_result(key, &reference).await {
+                if let Some(shared) = self.inner.store.shared_result(key, reference).await {
                     return Ok(std::sync::Arc::new(shared));
                 }
                 fresh.store(true, Ordering::Relaxed);
@@ -170,10 +194,6 @@ impl Condenser {
             Err(shared) => Condensed::clone(&shared),
         };
         outcome.cached = !fresh.load(Ordering::Relaxed);
-        outcome.elapsed = started.elapsed();
-        if outcome.cached {
-            self.notify(&outcome, request);
-        }
         outcome
     }
 
@@ -227,7 +247,8 @@ impl Condenser {
         let before = counted.and_then(|(by, tokens)| (by == encoding).then_some(tokens));
         let considered = input.considered.len();
         let mut outcome = if input.is_cut() {
-            let (reference, cut, _) = self.keep_original(source, input, request.owner).await;
+            let (kept, cut) = self.original_to_keep(source, input);
+            let reference = self.inner.store.keep(kept, request.owner).await;
             let marker = cut
                 .as_ref()
                 .map(|cut| cut.marker(&reference))
@@ -249,6 +270,12 @@ impl Condenser {
         outcome
     }
 
+    /// Shows the hook a whole multi-part response passed through: no `run` delivered it, as
+    /// its parts were not condensed one by one.
+    pub(super) fn deliver_passed_through(&self, outcome: &Condensed, request: &Request<'_>) {
+        Review::new(self, request).deliver(outcome);
+    }
+
     /// Reserves what passing `text_bytes` through holds; no permit is needed without a budget.
     pub(super) async fn reserve_pass_through(
         &self,
@@ -263,14 +290,6 @@ impl Condenser {
                     .map(Some)
             }
             None => Ok(None),
-        }
-    }
-
-    /// Shows the hook an outcome.
-    pub(super) fn notify(&self, outcome: &Condensed, request: &Request<'_>) -> Verdict {
-        match &self.inner.hook {
-            Some(hook) => hook.on_outcome(outcome, request),
-            None => Verdict::Keep,
         }
     }
 }

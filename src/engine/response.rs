@@ -110,7 +110,7 @@ impl Condenser {
                         counted,
                     )
                     .await;
-                self.notify(&outcome, &request);
+                self.deliver_passed_through(&outcome, &request);
                 return (Vec::new(), Vec::new());
             }
         };

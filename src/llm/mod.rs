@@ -17,10 +17,7 @@ mod wire;
 
 pub use error::{LlmError, TransportError};
 pub(crate) use litellm::chat_completions_url;
-pub use litellm::{
-    DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CONCURRENCY, DEFAULT_MODEL, DEFAULT_TEMPERATURE,
-    DEFAULT_TIMEOUT, LiteLlm, LiteLlmBuilder,
-};
+pub use litellm::{LiteLlm, LiteLlmBuilder};
 pub use retry::{Backoff, RetryBudget, RetryPolicy};
 
 /// A boxed future, as returned by [`Summarizer::complete`].

@@ -5,8 +5,8 @@ use tokio::sync::Semaphore;
 
 use crate::llm::{LlmError, Summarizer};
 use crate::methods::mapreduce::Hints;
+use crate::methods::prompts::{Prompts, Template, Vars};
 use crate::methods::truncate::group;
-use crate::prompts::{Prompts, Template, Vars};
 use crate::tokens::TokenCounter;
 
 /// Summarizes `text` in one call within `body_budget` tokens: the summarize prompt, or the

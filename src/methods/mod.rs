@@ -5,6 +5,6 @@ pub(crate) mod contained;
 pub mod extract;
 pub(crate) mod llm;
 pub mod mapreduce;
-mod reduce_tree;
+pub(crate) mod prompts;
 pub mod truncate;
 pub(crate) mod verify;

@@ -47,7 +47,7 @@ use refs::RefKey;
 /// The store behind a [`Condenser`](crate::Condenser). Cheap to clone; clones share.
 #[derive(Clone)]
 pub(crate) struct Store {
-    results: Option<Cache<u128, Arc<crate::engine::Condensed>>>,
+    results: Option<Cache<u128, Arc<crate::outcome::Condensed>>>,
     /// Shared with the call that kept them: an original is in memory once, not once here and
     /// once in the engine.
     originals: Cache<String, Arc<String>>,
@@ -80,7 +80,7 @@ impl Store {
         let results = (cache.max_bytes > 0).then(|| {
             Cache::builder()
                 .max_capacity(cache.max_bytes)
-                .weigher(|_: &u128, v: &Arc<crate::engine::Condensed>| weight(v.text.len() + 128))
+                .weigher(|_: &u128, v: &Arc<crate::outcome::Condensed>| weight(v.text.len() + 128))
                 .time_to_live(cache.ttl)
                 .build()
         });
@@ -104,7 +104,7 @@ impl Store {
         }
     }
 
-    pub(crate) fn results(&self) -> Option<&Cache<u128, Arc<crate::engine::Condensed>>> {
+    pub(crate) fn results(&self) -> Option<&Cache<u128, Arc<crate::outcome::Condensed>>> {
         self.results.as_ref()
     }
 
@@ -117,16 +117,37 @@ impl Store {
     /// Keeps `original` (sharing it, not copying it) for `owner` and returns its ref. The
     /// backend write runs in the background.
     pub(crate) async fn keep(&self, original: Arc<String>, owner: Option<&str>) -> String {
-        let key = self.key().await;
-        let reference = key.reference(original.as_bytes());
-        let stored_as = owned_key(key, &reference, owner);
+        let reference = self.reference(&original).await;
+        self.keep_under(&reference, original, owner).await;
+        reference.reference
+    }
+
+    /// The ref `original` will be kept under, made before it is kept: a result can name it
+    /// (and be cached under it) while the original is kept once the result is made.
+    pub(crate) async fn reference(&self, original: &str) -> PendingRef {
+        let key = self.key().await.clone();
+        PendingRef {
+            reference: key.reference(original.as_bytes()),
+            key,
+        }
+    }
+
+    /// Keeps `original` under the ref made for it. Idempotent, and cheap when it is kept
+    /// already (one presence check): a cached result's original is kept again this way, so a
+    /// ref in a result never names an original evicted meanwhile.
+    pub(crate) async fn keep_under(
+        &self,
+        pending: &PendingRef,
+        original: Arc<String>,
+        owner: Option<&str>,
+    ) {
+        let stored_as = owned_key(&pending.key, &pending.reference, owner);
         if !self.originals.contains_key(&stored_as) {
             self.originals
                 .insert(stored_as.clone(), original.clone())
                 .await;
             self.persist(Kind::Original, stored_as, original);
         }
-        reference
     }
 
     /// Writes `value` to the backend in a background task that [`Store::flush`] waits for.
@@ -222,6 +243,16 @@ impl Store {
             .ok_or_else(|| RetrieveError::UnknownRef(reference.to_owned()))?;
         select::page(&original, selection, fits)
     }
+}
+
+/// An original's ref before the original is kept, with the key it was made with: kept later,
+/// the original is stored under this ref even when the store's key changed meanwhile (its
+/// shared secret arrived).
+#[derive(Debug, Clone)]
+pub(crate) struct PendingRef {
+    /// The ref, as results name it.
+    pub(crate) reference: String,
+    key: RefKey,
 }
 
 /// The key an original is kept under: its ref, and for an owned original a keyed digest of

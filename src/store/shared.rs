@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Store;
 use super::backend::Kind;
 use super::refs::REF_PREFIX;
-use crate::engine::{Condensed, Method};
+use crate::outcome::{Condensed, Method};
 
 /// What is kept of a result: what the agent sees and what its metadata says.
 #[derive(Serialize, Deserialize)]

@@ -28,15 +28,15 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 const ERROR_BODY_EXCERPT_CHARS: usize = 300;
 
 /// Default [`LiteLlmBuilder::model`].
-pub const DEFAULT_MODEL: &str = "summarizer";
+pub(crate) const DEFAULT_MODEL: &str = "summarizer";
 /// Default [`LiteLlmBuilder::timeout`].
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default [`LiteLlmBuilder::max_concurrency`].
-pub const DEFAULT_MAX_CONCURRENCY: usize = 5;
+pub(crate) const DEFAULT_MAX_CONCURRENCY: usize = 5;
 /// Default [`LiteLlmBuilder::context_window`].
-pub const DEFAULT_CONTEXT_WINDOW: usize = 8192;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: usize = 8192;
 /// Default [`LiteLlmBuilder::temperature`].
-pub const DEFAULT_TEMPERATURE: f32 = 0.0;
+pub(crate) const DEFAULT_TEMPERATURE: f32 = 0.0;
 
 /// A client for an OpenAI-compatible chat-completions endpoint, such as a LiteLLM proxy.
 ///

@@ -38,7 +38,6 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::TokenCounter;
@@ -62,28 +61,8 @@ const CONTEXT_SEPARATOR_TOKENS: usize = 3;
 /// so that deep or very long headings cannot crowd out the content.
 const MAX_CONTEXT_SHARE: usize = 4;
 
-/// How a text is cut into chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum ChunkStrategy {
-    /// At structural boundaries (headers, paragraphs, lines, JSON elements) first, and at token
-    /// boundaries only when a single unit is larger than a chunk. The default.
-    #[default]
-    Semantic,
-    /// At fixed token windows with overlap, whatever the structure.
-    Token,
-}
-
-impl ChunkStrategy {
-    /// The name used in config files and tool arguments; stable, so it can key a cache.
-    pub fn name(self) -> &'static str {
-        match self {
-            ChunkStrategy::Semantic => "semantic",
-            ChunkStrategy::Token => "token",
-        }
-    }
-}
+/// How a text is cut into chunks: a `[mapreduce] strategy` value, so the config model's.
+pub use crate::config::ChunkStrategy;
 
 /// What kind of text is being chunked: the extractive compressor's kinds, which decide where
 /// the semantic strategy may cut. JSON is cut at element boundaries (text that does not parse

@@ -89,25 +89,28 @@ use tokio::time::{Instant, timeout_at};
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::TokenCounter;
+use crate::config::default_reduce_concurrency;
 use crate::llm::{CompletionRequest, LlmError, Summarizer};
 use crate::methods::chunk::{ChunkStrategy, chunk, detect_kind};
 use crate::methods::contained::extract_contained;
 use crate::methods::extract::extract;
-use crate::methods::reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
 use crate::methods::truncate::truncate;
 use crate::methods::verify::guard_facts_counted;
+use reduce_tree::{Filled, Merge, PartSizing, ReduceTree};
 
 mod cache;
 mod options;
+mod reduce_tree;
 mod sizing;
 #[cfg(test)]
 mod tests;
 
 pub use cache::ChunkCache;
 pub(crate) use cache::{ChunkSummaries, MemoryTier};
+pub(crate) use options::ProgressFn;
 pub use options::{
     ChunkBudget, Hints, MAX_CRITIQUE_ROUNDS, MapReduceOptions, MapReduceOutcome, MapReducePrompts,
-    Progress, ProgressFn, default_reduce_concurrency,
+    Progress,
 };
 
 /// The map-reduce driver. Cheap to clone; clones share the concurrency limit and the cache.

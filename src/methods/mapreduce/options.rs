@@ -116,20 +116,6 @@ impl<'a> Hints<'a> {
     }
 }
 
-/// The merge lane that keeps up with a map of `max_concurrency` calls: half of it, rounded up,
-/// at least 1. A tree in groups of 4 has about a third as many merges as chunks, so a map
-/// finishing `C` chunks per latency needs about `C / 3` merges per latency; the rest is slack
-/// for the bursts when a level's last groups complete together.
-///
-/// ```
-/// use condense::methods::mapreduce::default_reduce_concurrency;
-/// assert_eq!(default_reduce_concurrency(5), 3);
-/// assert_eq!(default_reduce_concurrency(1), 1);
-/// ```
-pub fn default_reduce_concurrency(max_concurrency: usize) -> usize {
-    max_concurrency.div_ceil(2).max(1)
-}
-
 /// How many tokens each map answer and each intermediate merge answer may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -199,11 +185,11 @@ pub enum Progress {
 /// A progress callback, called from the task running [`MapReduce::run`](super::MapReduce::run); it should return
 /// quickly.
 #[derive(Clone)]
-pub struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
+pub(crate) struct ProgressFn(pub(super) Arc<dyn Fn(Progress) + Send + Sync>);
 
 impl ProgressFn {
     /// Wraps a callback.
-    pub fn new(callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub(crate) fn new(callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         ProgressFn(Arc::new(callback))
     }
 }
@@ -226,7 +212,7 @@ pub struct MapReduceOptions {
     pub max_concurrency: usize,
     /// The most merge calls in flight at once, in a lane of their own beside the map's, so that
     /// the tree climbs while the map is still running. Default `None`: half of
-    /// `max_concurrency`, rounded up ([`default_reduce_concurrency`]). At most
+    /// `max_concurrency`, rounded up ([`default_reduce_concurrency`](crate::config::default_reduce_concurrency)). At most
     /// `max_concurrency + reduce_concurrency` calls of a run are in flight.
     pub reduce_concurrency: Option<usize>,
     /// Parts merged by one reduce call. Default 4 (seed 003). At least 2.
@@ -240,8 +226,9 @@ pub struct MapReduceOptions {
     pub critique_rounds: usize,
     /// Whether the facts guard runs on the result. Default true.
     pub verify_facts: bool,
-    /// Called as the run advances. Default none.
-    pub progress: Option<ProgressFn>,
+    /// Called as the run advances. Default none; set with
+    /// [`MapReduceOptions::with_progress`].
+    pub(crate) progress: Option<ProgressFn>,
 }
 
 impl Default for MapReduceOptions {

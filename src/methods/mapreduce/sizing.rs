@@ -5,10 +5,10 @@ use xxhash_rust::xxh3::Xxh3;
 
 use super::MapReduce;
 use super::options::CHAT_TEMPLATE_TOKENS;
+use super::reduce_tree::MIN_PART_TOKENS;
 use crate::llm::CompletionRequest;
 use crate::methods::chunk::Chunk;
 use crate::methods::mapreduce::Hints;
-use crate::methods::reduce_tree::MIN_PART_TOKENS;
 
 /// Sizes derived from the model's window and the prompts for one run.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,8 @@
 //! The driver with scripted summarizers.
 
+use super::reduce_tree::MIN_PART_TOKENS;
 use super::*;
 use crate::methods::chunk::Chunk;
-use crate::methods::reduce_tree::MIN_PART_TOKENS;
 
 #[derive(Debug)]
 struct Window(usize);

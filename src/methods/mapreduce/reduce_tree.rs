@@ -8,7 +8,7 @@
 //! merged. The tree, the budgets and the answers are those of a level-by-level reduce; only the
 //! order of the calls differs.
 
-use super::mapreduce::ChunkBudget;
+use super::ChunkBudget;
 use crate::TokenCounter;
 
 /// Between two parts joined into one text.

@@ -95,14 +95,14 @@ impl Template {
 
     fn builtin_text(self) -> &'static str {
         match self {
-            Template::System => include_str!("../prompts/system.md"),
-            Template::Summarize => include_str!("../prompts/summarize.md"),
-            Template::SummarizeChunk => include_str!("../prompts/summarize_chunk.md"),
-            Template::Merge => include_str!("../prompts/merge.md"),
-            Template::Extract => include_str!("../prompts/extract.md"),
-            Template::ExtractChunk => include_str!("../prompts/extract_chunk.md"),
-            Template::ExtractMerge => include_str!("../prompts/extract_merge.md"),
-            Template::Critique => include_str!("../prompts/critique.md"),
+            Template::System => include_str!("../../prompts/system.md"),
+            Template::Summarize => include_str!("../../prompts/summarize.md"),
+            Template::SummarizeChunk => include_str!("../../prompts/summarize_chunk.md"),
+            Template::Merge => include_str!("../../prompts/merge.md"),
+            Template::Extract => include_str!("../../prompts/extract.md"),
+            Template::ExtractChunk => include_str!("../../prompts/extract_chunk.md"),
+            Template::ExtractMerge => include_str!("../../prompts/extract_merge.md"),
+            Template::Critique => include_str!("../../prompts/critique.md"),
         }
     }
 }
