@@ -33,6 +33,11 @@ pub(crate) fn build<'a>(
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
+        // XML and YAML read as a tree go the JSON way, under their own name.
+        (ContentKind::Xml | ContentKind::Yaml, Some(tree)) => Doc {
+            kind,
+            ..json::build_value(&tree, query, max_unit_bytes)
+        },
         _ => lines::build(text, lines::Style::Text),
     };
     split_oversized(&mut doc, max_unit_bytes);
