@@ -173,7 +173,9 @@ fn push_text(out: &mut String, raw: &str, preformatted: bool) {
     }
 }
 
-fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
+/// `raw` with character references (`&amp;`, `&#8217;`, `&#x41;`) decoded; an unknown one
+/// stays as written.
+pub(crate) fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
     if !raw.contains('&') {
         return raw.into();
     }

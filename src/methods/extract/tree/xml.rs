@@ -206,48 +206,9 @@ fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')
 }
 
-/// Text with the predefined and numeric entities replaced; an unknown entity stays as it is.
+/// Text with its entities decoded, as HTML's are.
 fn unescape(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let entity = rest[1..]
-            .find(';')
-            .filter(|&end| end <= 10)
-            .map(|end| &rest[1..=end]);
-        let replaced = entity.and_then(|e| match e {
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "amp" => Some('&'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            _ => {
-                let number = e.strip_prefix('#')?;
-                let code = match number.strip_prefix(['x', 'X']) {
-                    Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                    None => number.parse().ok()?,
-                };
-                char::from_u32(code)
-            }
-        });
-        match (entity, replaced) {
-            (Some(e), Some(c)) => {
-                out.push(c);
-                rest = &rest[e.len() + 2..];
-            }
-            _ => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::methods::extract::kinds::html::decode_entities(text).into_owned()
 }
 
 #[cfg(test)]
