@@ -120,4 +120,19 @@ mod tests {
         );
         assert!(parse_records(&page, ContentKind::Xml).is_none());
     }
+
+    /// Every cut of a document (a tool output truncated anywhere) is read without a panic,
+    /// and a cut document is never taken for a whole one when the cut breaks it.
+    #[test]
+    fn every_prefix_is_read_or_given_up() {
+        let yaml = "items:\n- name: a\n  note: 'x # y'\n  help: |\n    line\n\n    more\n  list:\n  - 1\n  - two: \"é\\t\"\n- name: b\n  text: plain\n    folded\n";
+        for end in (0..=yaml.len()).filter(|&i| yaml.is_char_boundary(i)) {
+            let _ = yaml::parse(&yaml[..end]);
+        }
+        let xml = "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY e \"v\">]><r a='1'><!-- c --><i n=\"&amp;é\"><![CDATA[<x>]]></i><i/>t&#233;xt</r>";
+        for end in (0..=xml.len()).filter(|&i| xml.is_char_boundary(i)) {
+            let parsed = xml::parse(&xml[..end]);
+            assert_eq!(parsed.is_some(), end == xml.len(), "cut at {end}");
+        }
+    }
 }

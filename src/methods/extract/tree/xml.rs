@@ -17,9 +17,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-/// Elements nested deeper than this are given up on: no tool prints them, and a wrong tree
-/// is worse than none.
-const MAX_DEPTH: usize = 256;
+/// Elements nested deeper than this are given up on: no tool prints them, and the JSON path
+/// walks no tree deeper than a JSON parse would build (serde_json stops at 128).
+const MAX_DEPTH: usize = 100;
 /// The key of an element's own text when it also has attributes or children.
 const TEXT_KEY: &str = "#text";
 
