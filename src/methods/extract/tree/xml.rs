@@ -273,5 +273,8 @@ mod tests {
             unescape("a &lt;b&gt; &#65;&#x42; &unknown; &"),
             "a <b> AB &unknown; &"
         );
+        // Text after an `&` that is not ASCII: a cut inside a character would panic.
+        assert_eq!(unescape("R&D — naïve"), "R&D — naïve");
+        assert_eq!(unescape("&ééééééé;"), "&ééééééé;");
     }
 }
