@@ -13,7 +13,7 @@ const BUDGET: usize = 2000;
 /// How far below its recorded figure a split may fall, in percentage points.
 const TOLERANCE: f64 = 2.0;
 /// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent.
-const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 92.1), ("own", 86.7)];
+const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 92.1), ("own", 87.8)];
 /// The split kept in the crate's own `corpus/`.
 const OWN_SPLIT: &str = "own";
 

@@ -28,6 +28,10 @@ pub enum ContentKind {
     /// A file of `[section]` headers and `key = value` fields: TOML, INI, systemd units, lock
     /// files.
     Config,
+    /// An XML document whose bulk is a list of records (repeated elements), read as a tree.
+    Xml,
+    /// A block YAML document whose bulk is a list of records, read as a tree.
+    Yaml,
     /// Anything else: command output, plain text.
     Text,
 }
@@ -45,6 +49,8 @@ impl ContentKind {
             ContentKind::Code => "code",
             ContentKind::Diff => "diff",
             ContentKind::Config => "config",
+            ContentKind::Xml => "xml",
+            ContentKind::Yaml => "yaml",
             ContentKind::Text => "text",
         }
     }
@@ -62,7 +68,8 @@ const SAMPLE_BYTES: usize = 64 * 1024;
 const SAMPLE_LINES: usize = 200;
 
 /// Detects the kind of `text`. JSON is recognised by parsing (the parsed value is returned so it
-/// is parsed only once); the other kinds by cheap tests on a sample of lines.
+/// is parsed only once), and so are XML and YAML that are lists of records (their tree is
+/// returned); the other kinds by cheap tests on a sample of lines.
 pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
@@ -76,6 +83,13 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
         }
     }
     let sample = &text[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
+    // XML that is a list of records reads best as that list; other XML as lines.
+    // Before HTML: element names such as `<body>` or `<header>` are not HTML's.
+    if super::tree::looks_like_xml(sample)
+        && let Some(tree) = super::tree::parse_records(text, ContentKind::Xml)
+    {
+        return (ContentKind::Xml, Some(tree));
+    }
     if looks_like_html(sample) {
         return (ContentKind::Html, None);
     }
@@ -96,6 +110,13 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     }
     if super::tree::looks_like_sections(&lines) {
         return (ContentKind::Config, None);
+    }
+    // YAML whose bulk is a list of records is told by its tree: its long text values (a
+    // package's description, a patch) can look like anything to the line tests below.
+    if super::tree::starts_like_yaml(&lines)
+        && let Some(tree) = super::tree::parse_records(text, ContentKind::Yaml)
+    {
+        return (ContentKind::Yaml, Some(tree));
     }
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);
@@ -429,6 +450,27 @@ mod tests {
         assert_eq!(detect(&text).0, ContentKind::Text);
         let markdown = "# Title\n\nSome text: here.\n\n## Part\n\n- item: one\n- item two\n";
         assert_eq!(detect(markdown).0, ContentKind::Markdown);
+    }
+
+    #[test]
+    fn lists_of_records_in_yaml_and_xml_are_trees() {
+        let mut yaml = String::from("apiVersion: v1\nitems:\n");
+        let mut xml = String::from("<?xml version=\"1.0\"?>\n<feed>\n  <title>Releases</title>\n");
+        for i in 0..6 {
+            yaml.push_str(&format!("- kind: Pod\n  metadata:\n    name: web-{i}\n    namespace: default\n  spec:\n    containers:\n    - image: nginx:1.2{i}\n      name: web\n  status:\n    phase: Running\n    podIP: 10.0.0.{i}\n"));
+            xml.push_str(&format!("  <entry>\n    <id>tag:v1.{i}</id>\n    <updated>2024-0{i}-01</updated>\n    <body>Fixes &lt;issue {i}&gt;</body>\n  </entry>\n"));
+        }
+        yaml.push_str("kind: List\n");
+        xml.push_str("</feed>\n");
+        let (kind, tree) = detect(&yaml);
+        assert_eq!(kind, ContentKind::Yaml);
+        assert_eq!(tree.unwrap()["items"][5]["status"]["podIP"], "10.0.0.5");
+        let (kind, tree) = detect(&xml);
+        assert_eq!(kind, ContentKind::Xml);
+        assert_eq!(tree.unwrap()["feed"]["entry"][2]["body"], "Fixes <issue 2>");
+        // Broken: read as lines, as before.
+        let broken = xml.replace("</feed>", "");
+        assert_ne!(detect(&broken).0, ContentKind::Xml);
     }
 
     #[test]

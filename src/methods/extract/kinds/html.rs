@@ -173,7 +173,9 @@ fn push_text(out: &mut String, raw: &str, preformatted: bool) {
     }
 }
 
-fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
+/// `raw` with character references (`&amp;`, `&#8217;`, `&#x41;`) decoded; an unknown one
+/// stays as written.
+pub(crate) fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
     if !raw.contains('&') {
         return raw.into();
     }
@@ -182,7 +184,8 @@ fn decode_entities(raw: &str) -> std::borrow::Cow<'_, str> {
     while let Some(at) = rest.find('&') {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        let end = rest[..rest.len().min(12)].find(';');
+        // An entity is short; look no further than 12 bytes (on a character boundary).
+        let end = rest[..crate::tokens::floor_char_boundary(rest, 12)].find(';');
         let decoded = end.and_then(|end| entity(&rest[1..end]).map(|c| (c, end)));
         match decoded {
             Some((c, end)) => {

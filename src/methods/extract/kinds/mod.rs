@@ -33,6 +33,11 @@ pub(crate) fn build<'a>(
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
+        // XML and YAML read as a tree go the JSON way, under their own name.
+        (ContentKind::Xml | ContentKind::Yaml, Some(tree)) => Doc {
+            kind,
+            ..json::build_value(&tree, query, max_unit_bytes)
+        },
         _ => lines::build(text, lines::Style::Text),
     };
     split_oversized(&mut doc, max_unit_bytes);
@@ -94,4 +99,167 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
         field.renumber(&new_index);
     }
     doc.units = units;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::TokenCounter;
+    use crate::methods::extract::{ContentKind, ExtractHints, extract_with_stats};
+
+    /// The rare exact term every sample hides once, deep in its body.
+    const TERM: &str = "zqx-7731";
+
+    /// A text of kind `kind` with the term at about two thirds of the way, under `context`.
+    fn sample(kind: ContentKind) -> (String, &'static str) {
+        let mut text = String::new();
+        let n = 150;
+        let at = n * 2 / 3;
+        match kind {
+            ContentKind::Log => {
+                for i in 0..n {
+                    let what = if i == at { TERM } else { "batch" };
+                    text.push_str(&format!(
+                        "2024-03-01 12:{:02}:{:02} INFO worker-{i} processed {what} {i} in 12ms\n",
+                        i / 60,
+                        i % 60
+                    ));
+                }
+                (text, "")
+            }
+            ContentKind::Csv => {
+                text.push_str("id,name,status,duration_ms\n");
+                for i in 0..n {
+                    let name = if i == at {
+                        TERM.to_owned()
+                    } else {
+                        format!("job{i}")
+                    };
+                    text.push_str(&format!("{i},{name},ok,{}\n", 100 + i));
+                }
+                (text, "id,name,status,duration_ms")
+            }
+            ContentKind::Markdown => {
+                text.push_str("# Guide\n\n");
+                for i in 0..n / 3 {
+                    text.push_str(&format!("## Part {i}\n\nThe part {i} explains one setting of the service and how it is used day to day.\n\n"));
+                    if i == at / 3 {
+                        text.push_str(&format!("Set the token to {TERM} before the start.\n\n"));
+                    }
+                }
+                (text, "## Part 33")
+            }
+            ContentKind::Code => {
+                for i in 0..n / 3 {
+                    let value = if i == at / 3 { TERM } else { "plain" };
+                    text.push_str(&format!("fn handler_{i}(input: &str) -> String {{\n    let value = \"{value}\";\n    format!(\"{{input}}{{value}}\")\n}}\n\n"));
+                }
+                (text, "fn handler_33(input: &str) -> String {")
+            }
+            ContentKind::Config => {
+                for i in 0..n / 2 {
+                    let value = if i == at / 2 { TERM } else { "plain" };
+                    text.push_str(&format!(
+                        "[server{i}]\nhost = \"10.0.0.{i}\"\ntoken = \"{value}\"\n\n"
+                    ));
+                }
+                (text, "[server50]")
+            }
+            ContentKind::Yaml => {
+                text.push_str("items:\n");
+                for i in 0..n / 3 {
+                    let value = if i == at / 3 { TERM } else { "plain" };
+                    text.push_str(&format!("- metadata:\n    name: pod-{i}\n  spec:\n    image: registry/app:{i}\n    token: {value}\n"));
+                }
+                (text, "pod-33")
+            }
+            ContentKind::Xml => {
+                text.push_str("<suite>\n");
+                for i in 0..n / 3 {
+                    let value = if i == at / 3 { TERM } else { "plain" };
+                    text.push_str(&format!(
+                        "  <case name=\"case{i}\" time=\"0.{i}\"><note>{value}</note></case>\n"
+                    ));
+                }
+                text.push_str("</suite>\n");
+                (text, "case33")
+            }
+            ContentKind::Json => {
+                let records: Vec<serde_json::Value> = (0..n / 3)
+                    .map(|i| {
+                        let value = if i == at / 3 { TERM } else { "plain" };
+                        serde_json::json!({"name": format!("pod-{i}"), "uid": format!("{i:08x}-77aa-4bcd-9e0f-0123456789ab"),
+                            "spec": {"image": format!("registry/app:{i}"), "token": value}})
+                    })
+                    .collect();
+                let text = serde_json::to_string_pretty(&serde_json::json!({ "items": records }))
+                    .unwrap_or_default();
+                (text, "pod-33")
+            }
+            ContentKind::Diff => {
+                for i in 0..n / 5 {
+                    let value = if i == at / 5 { TERM } else { "plain" };
+                    text.push_str(&format!("diff --git a/src/m{i}.rs b/src/m{i}.rs\n--- a/src/m{i}.rs\n+++ b/src/m{i}.rs\n@@ -10,3 +10,3 @@ fn setup_{i}() {{\n     let a = 1;\n-    let v = \"old\";\n+    let v = \"{value}\";\n"));
+                }
+                (text, "@@ -10,3 +10,3 @@ fn setup_20() {")
+            }
+            ContentKind::Html => {
+                text.push_str("<!DOCTYPE html>\n<html><body>\n");
+                for i in 0..n / 3 {
+                    text.push_str(&format!("<h2>Part {i}</h2>\n<p>The part {i} explains one setting of the service and how it is used.</p>\n"));
+                    if i == at / 3 {
+                        text.push_str(&format!(
+                            "<p>Set the token to {TERM} before the start.</p>\n"
+                        ));
+                    }
+                }
+                text.push_str("</body></html>\n");
+                (text, "Part 33")
+            }
+            _ => {
+                for i in 0..n / 3 {
+                    let value = if i == at / 3 { TERM } else { "plain" };
+                    text.push_str(&format!(
+                        "Package: pkg{i}\nStatus: install ok installed\n Note: {value}\n\n"
+                    ));
+                }
+                (text, "Package: pkg33")
+            }
+        }
+    }
+
+    /// Whatever the kind, a unit holding a rare exact term the query names is kept, with its
+    /// nearest structural context (the record, heading, header row or definition it is in).
+    #[test]
+    fn a_rare_query_term_is_kept_with_its_context_in_every_kind() {
+        let counter = TokenCounter::default();
+        for kind in [
+            ContentKind::Json,
+            ContentKind::Diff,
+            ContentKind::Html,
+            ContentKind::Log,
+            ContentKind::Csv,
+            ContentKind::Markdown,
+            ContentKind::Code,
+            ContentKind::Config,
+            ContentKind::Yaml,
+            ContentKind::Xml,
+            ContentKind::Text,
+        ] {
+            let (text, context) = sample(kind);
+            let query = format!("what is set to {TERM}?");
+            let hints = ExtractHints::new().with_query(&query);
+            let out = extract_with_stats(&text, &hints, 250, &counter);
+            assert_eq!(
+                out.stats.kind, kind,
+                "{kind}: detected as {}",
+                out.stats.kind
+            );
+            assert!(out.text.contains(TERM), "{kind}: term lost:\n{}", out.text);
+            assert!(
+                out.text.contains(context),
+                "{kind}: context {context:?} lost:\n{}",
+                out.text
+            );
+        }
+    }
 }

@@ -8,10 +8,131 @@
 //! record's name), and a value that spans lines hangs under its key. Kept lines are emitted
 //! byte for byte, so a fact quoted from the file is still there verbatim.
 //!
-//! Indented trees (YAML, `dpkg -s` stanzas, indented XML) already get their context from
-//! indentation in the line reader; what this module adds is the part indentation cannot show.
+//! XML and block YAML are read by lenient parsers ([`xml`], [`yaml`]) into the same tree JSON
+//! parses to (a `serde_json::Value`, keys in document order). A document whose bulk is one
+//! list of records (a JUnit report's test cases, `kubectl get -o yaml` items) is then cut
+//! by the JSON path: query-guided descent, projection of each record to the fields the query
+//! touches, and a table for uniform records. Any other document (a POM's properties, a
+//! flags file, `dpkg -s` stanzas) keeps the line reader, whose lines are the document's own
+//! text: a fact quoted from it (`<version>1.2</version>`, `api_field: x.y`) is kept verbatim,
+//! and those documents get their context from indentation already.
 
 pub(crate) mod noise;
 mod sections;
+mod xml;
+mod yaml;
+
+use serde_json::Value;
+
+use super::detect::ContentKind;
 
 pub(crate) use sections::{build as build_sections, looks_like_sections};
+
+/// Documents larger than this are not parsed into a tree (the line reader bounds its own
+/// work); the same bound as for parsing JSON whole.
+const PARSE_WHOLE_BYTES: usize = super::kinds::json::PARSE_WHOLE_BYTES;
+/// Fewer records than this are a few sections, read as well as lines.
+const MIN_RECORDS: usize = 5;
+/// The share of the document's leaves (in percent) one record list must hold for the
+/// document to be read as records.
+const MIN_RECORD_SHARE: usize = 50;
+
+/// The tree of `text` when it is XML or block YAML whose bulk is one list of records, with the
+/// kind it was read as; `None` when it is neither, when the parser gave up, or when the
+/// document is better read as lines.
+pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
+    if text.len() > PARSE_WHOLE_BYTES {
+        return None;
+    }
+    let value = match kind {
+        // XHTML is a page, read as one.
+        ContentKind::Xml => xml::parse(text).filter(|v| v.get("html").is_none())?,
+        ContentKind::Yaml => yaml::parse(text)?,
+        _ => return None,
+    };
+    let (total, records) = leaves(&value);
+    (records * 100 >= total.max(1) * MIN_RECORD_SHARE).then_some(value)
+}
+
+pub(crate) use yaml::starts_like_yaml;
+
+/// Whether `text` starts like an XML document (a prolog, or a root element), not HTML.
+pub(crate) fn looks_like_xml(text: &str) -> bool {
+    let start = text.trim_start_matches('\u{feff}').trim_start();
+    start.starts_with("<?xml")
+        || (start.starts_with('<')
+            && start[1..].starts_with(|c: char| c.is_alphabetic())
+            && start.trim_end().ends_with('>'))
+}
+
+/// The scalars under `value`, and how many of them are in its largest list of records (an
+/// array of at least [`MIN_RECORDS`] objects).
+fn leaves(value: &Value) -> (usize, usize) {
+    match value {
+        Value::Array(items) => {
+            let mut total = 0;
+            let mut best = 0;
+            for item in items {
+                let (t, b) = leaves(item);
+                total += t;
+                best = best.max(b);
+            }
+            let records = items.len() >= MIN_RECORDS && items.iter().all(Value::is_object);
+            (total, if records { total } else { best })
+        }
+        Value::Object(map) => map.values().fold((0, 0), |(total, best), v| {
+            let (t, b) = leaves(v);
+            (total + t, best.max(b))
+        }),
+        _ => (1, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_of_records_is_read_as_a_tree() {
+        let mut text = String::from("<testsuite name=\"api\">\n");
+        for i in 0..8 {
+            text.push_str(&format!(
+                "  <testcase classname=\"api.T\" name=\"case{i}\" time=\"0.{i}\"/>\n"
+            ));
+        }
+        text.push_str("</testsuite>\n");
+        assert!(looks_like_xml(&text));
+        let value = parse_records(&text, ContentKind::Xml).unwrap();
+        assert_eq!(value["testsuite"]["testcase"][7]["name"], "case7");
+    }
+
+    #[test]
+    fn a_document_of_fields_stays_lines() {
+        let text = "<project><modelVersion>4.0.0</modelVersion><properties><a>1</a><b>2</b><c>3</c></properties><dependencies><dependency><artifactId>x</artifactId></dependency><dependency><artifactId>y</artifactId></dependency></dependencies></project>";
+        assert!(parse_records(text, ContentKind::Xml).is_none());
+        let yaml = "name: app\nversion: 1.2.0\nflags:\n  debug: true\n";
+        assert!(parse_records(yaml, ContentKind::Yaml).is_none());
+        // Given up on: not well formed.
+        assert!(parse_records("<a><b></a>", ContentKind::Xml).is_none());
+        let page = format!(
+            "<html><body><ul>{}</ul></body></html>",
+            "<li><a href=\"x\">y</a></li>".repeat(9)
+        );
+        assert!(parse_records(&page, ContentKind::Xml).is_none());
+    }
+
+    /// Every cut of a document (a tool output truncated anywhere) is read without a panic,
+    /// and a cut document is never taken for a whole one when the cut breaks it.
+    #[test]
+    fn every_prefix_is_read_or_given_up() {
+        let yaml = "items:\n- name: a\n  note: 'x # y'\n  help: |\n    line\n\n    more\n  list:\n  - 1\n  - two: \"é\\t\"\n- name: b\n  text: plain\n    folded\n";
+        for end in (0..=yaml.len()).filter(|&i| yaml.is_char_boundary(i)) {
+            let _ = yaml::parse(&yaml[..end]);
+        }
+        let xml = "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY e \"v\">]><r a='1'><!-- c --><i n=\"&amp;é\"><![CDATA[<x>]]></i><i/>t&#233;xt</r>";
+        for end in (0..=xml.len()).filter(|&i| xml.is_char_boundary(i)) {
+            let parsed = xml::parse(&xml[..end]);
+            assert_eq!(parsed.is_some(), end == xml.len(), "cut at {end}");
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! XML and YAML read as trees: any text after a start that makes a list of records, so that
+//! the lenient parsers see arbitrary input where it matters; never a panic, never more than
+//! the budget.
+#![no_main]
+
+use condense::TokenCounter;
+use condense::methods::extract::{ExtractHints, extract_with_stats};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte chooses the format and the budget; the rest follows five records.
+    let (choice, rest) = match data {
+        [c, rest @ ..] => (*c, rest),
+        _ => return,
+    };
+    let tail = String::from_utf8_lossy(rest);
+    let text = if choice % 2 == 0 {
+        let mut text = String::from("items:\n");
+        for i in 0..5 {
+            text.push_str(&format!("- name: record-{i}\n  spec:\n    image: app:{i}\n"));
+        }
+        text.push_str(&tail);
+        text
+    } else {
+        let mut text = String::from("<?xml version=\"1.0\"?>\n<suite>\n");
+        for i in 0..5 {
+            text.push_str(&format!("<case name=\"case{i}\"><time>0.{i}</time></case>\n"));
+        }
+        text.push_str(&tail);
+        text
+    };
+    let budget = usize::from(choice / 2) * 8 + 1;
+    let counter = TokenCounter::default();
+    let hints = ExtractHints::new().with_query("record-3 image case4 time");
+    let out = extract_with_stats(&text, &hints, budget, &counter);
+    assert!(counter.count(&out.text) <= budget, "over budget");
+});

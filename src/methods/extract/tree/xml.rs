@@ -1,0 +1,280 @@
+//! A lenient reader of XML into a JSON value with keys in document order, so that a list of
+//! repeated elements (`<testcase>`s of a JUnit report, `<item>`s of a feed, `<dependency>`s)
+//! is a record array that the JSON path descends into, projects and tables.
+//!
+//! The mapping: the root element is an object with one key, its name. An element with neither
+//! attributes nor child elements is its text (or null when empty); any other element is an
+//! object of its attributes (by name), then its child elements (by name, in the order each
+//! name first appears; a name repeated among siblings becomes an array of them), then its own
+//! text under `#text` when it has some beside its children. Comments, the prolog, processing
+//! instructions and the doctype are left out; entities and CDATA are read as text.
+//!
+//! One pass over the text, no recursion. Anything not well formed (a closing tag that does
+//! not match, an element never closed, text after the root) gives up with `None`: the
+//! document is then read as lines.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// Elements nested deeper than this are given up on: no tool prints them, and the JSON path
+/// walks no tree deeper than a JSON parse would build (serde_json stops at 128).
+const MAX_DEPTH: usize = 100;
+/// The key of an element's own text when it also has attributes or children.
+const TEXT_KEY: &str = "#text";
+
+/// An element being read: its name, attributes, children so far and text.
+struct Open<'a> {
+    name: &'a str,
+    attributes: Vec<(&'a str, String)>,
+    children: Vec<(&'a str, Value)>,
+    text: String,
+}
+
+impl<'a> Open<'a> {
+    fn new(name: &'a str, attributes: Vec<(&'a str, String)>) -> Self {
+        Open {
+            name,
+            attributes,
+            children: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        let text = self.text.trim();
+        if self.attributes.is_empty() && self.children.is_empty() {
+            return if text.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text.to_owned())
+            };
+        }
+        let mut map = Map::new();
+        for (name, value) in self.attributes {
+            map.insert(name.to_owned(), Value::String(value));
+        }
+        // Siblings of one name are gathered into an array in the order the name first
+        // appears; a child named like an attribute keeps the attribute apart.
+        let mut positions: HashMap<&str, usize> = HashMap::new();
+        let mut groups: Vec<(&str, Vec<Value>)> = Vec::new();
+        for (name, value) in self.children {
+            match positions.get(name) {
+                Some(&at) => groups[at].1.push(value),
+                None => {
+                    positions.insert(name, groups.len());
+                    groups.push((name, vec![value]));
+                }
+            }
+        }
+        for (name, mut group) in groups {
+            let value = if group.len() == 1 {
+                group.pop().unwrap_or(Value::Null)
+            } else {
+                Value::Array(group)
+            };
+            let key = if map.contains_key(name) {
+                format!("<{name}>")
+            } else {
+                name.to_owned()
+            };
+            map.insert(key, value);
+        }
+        if !text.is_empty() {
+            map.insert(TEXT_KEY.to_owned(), Value::String(text.to_owned()));
+        }
+        Value::Object(map)
+    }
+}
+
+/// Parses `text` as one XML document, or `None` when it is not well formed.
+pub(crate) fn parse(text: &str) -> Option<Value> {
+    let mut stack: Vec<Open<'_>> = Vec::new();
+    let mut root: Option<Value> = None;
+    let mut rest = text.trim_start_matches('\u{feff}');
+    while !rest.is_empty() {
+        let Some(lt) = rest.find('<') else {
+            // Text outside any element may only be whitespace.
+            match stack.last_mut() {
+                Some(open) => open.text.push_str(&unescape(rest)),
+                None if rest.trim().is_empty() => {}
+                None => return None,
+            }
+            break;
+        };
+        if lt > 0 {
+            let between = &rest[..lt];
+            match stack.last_mut() {
+                Some(open) => open.text.push_str(&unescape(between)),
+                None if between.trim().is_empty() => {}
+                None => return None,
+            }
+        }
+        rest = &rest[lt..];
+        if let Some(after) = rest.strip_prefix("<!--") {
+            rest = &after[after.find("-->")? + 3..];
+        } else if let Some(after) = rest.strip_prefix("<![CDATA[") {
+            let end = after.find("]]>")?;
+            stack.last_mut()?.text.push_str(&after[..end]);
+            rest = &after[end + 3..];
+        } else if let Some(after) = rest.strip_prefix("<?") {
+            rest = &after[after.find("?>")? + 2..];
+        } else if let Some(after) = rest.strip_prefix("<!") {
+            // A doctype, possibly with an internal subset in brackets.
+            let end = match (after.find('['), after.find('>')) {
+                (Some(open), Some(close)) if open < close => after[open..].find("]>")? + open + 1,
+                (_, close) => close?,
+            };
+            rest = &after[end + 1..];
+        } else if let Some(after) = rest.strip_prefix("</") {
+            let end = after.find('>')?;
+            let name = after[..end].trim();
+            let open = stack.pop()?;
+            if open.name != name {
+                return None;
+            }
+            rest = &after[end + 1..];
+            close(&mut stack, &mut root, open)?;
+        } else {
+            let (name, attributes, self_closing, after) = start_tag(&rest[1..])?;
+            rest = after;
+            if stack.len() >= MAX_DEPTH || (stack.is_empty() && root.is_some()) {
+                return None;
+            }
+            let open = Open::new(name, attributes);
+            if self_closing {
+                close(&mut stack, &mut root, open)?;
+            } else {
+                stack.push(open);
+            }
+        }
+    }
+    if !stack.is_empty() {
+        return None;
+    }
+    root
+}
+
+/// Ends element `open`: it becomes a child of the element around it, or the root.
+fn close<'a>(stack: &mut [Open<'a>], root: &mut Option<Value>, open: Open<'a>) -> Option<()> {
+    let name = open.name;
+    let value = open.into_value();
+    match stack.last_mut() {
+        Some(parent) => parent.children.push((name, value)),
+        None => {
+            let mut map = Map::new();
+            map.insert(name.to_owned(), value);
+            *root = Some(Value::Object(map));
+        }
+    }
+    Some(())
+}
+
+/// The element's name, its attributes, whether it closes itself, and the text after the tag;
+/// `text` starts just after the `<`.
+#[allow(clippy::type_complexity)]
+fn start_tag(text: &str) -> Option<(&str, Vec<(&str, String)>, bool, &str)> {
+    let name_end = text.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+    let name = &text[..name_end];
+    if name.is_empty() || !name.chars().all(is_name_char) {
+        return None;
+    }
+    let mut rest = &text[name_end..];
+    let mut attributes = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("/>") {
+            return Some((name, attributes, true, after));
+        }
+        if let Some(after) = rest.strip_prefix('>') {
+            return Some((name, attributes, false, after));
+        }
+        let eq = rest.find('=')?;
+        let attribute = rest[..eq].trim();
+        if attribute.is_empty() || !attribute.chars().all(is_name_char) {
+            return None;
+        }
+        let value = rest[eq + 1..].trim_start();
+        let quote = value.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+        let end = value[1..].find(quote)? + 1;
+        attributes.push((attribute, unescape(&value[1..end])));
+        rest = &value[end + 1..];
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')
+}
+
+/// Text with its entities decoded, as HTML's are.
+fn unescape(text: &str) -> String {
+    crate::methods::extract::kinds::html::decode_entities(text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn repeated_elements_become_a_record_array() {
+        let text = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!-- a JUnit report -->
+<testsuite name="api" tests="3" failures="1">
+  <testcase classname="api.UserTest" name="creates" time="0.012"/>
+  <testcase classname="api.UserTest" name="rejects &amp; logs" time="0.003">
+    <failure message="expected 400 but was 500">AssertionError at UserTest.java:42</failure>
+  </testcase>
+  <testcase classname="api.UserTest" name="deletes" time="0.020"/>
+</testsuite>"#;
+        let value = parse(text).unwrap();
+        let suite = &value["testsuite"];
+        assert_eq!(suite["name"], "api");
+        let cases = suite["testcase"].as_array().unwrap();
+        assert_eq!(cases.len(), 3);
+        assert_eq!(cases[1]["name"], "rejects & logs");
+        assert_eq!(cases[1]["failure"]["message"], "expected 400 but was 500");
+        assert_eq!(
+            cases[1]["failure"]["#text"],
+            "AssertionError at UserTest.java:42"
+        );
+    }
+
+    #[test]
+    fn leaf_elements_are_their_text() {
+        let text = "<project><properties><java.version>17</java.version><empty/></properties><dependencies><dependency><groupId>junit</groupId><version>4.13.2</version></dependency><dependency><groupId>org.slf4j</groupId><version><![CDATA[2.0.9]]></version></dependency></dependencies></project>";
+        assert_eq!(
+            parse(text).unwrap(),
+            json!({"project": {
+                "properties": {"java.version": "17", "empty": null},
+                "dependencies": {"dependency": [
+                    {"groupId": "junit", "version": "4.13.2"},
+                    {"groupId": "org.slf4j", "version": "2.0.9"}
+                ]}
+            }})
+        );
+    }
+
+    #[test]
+    fn malformed_documents_are_given_up() {
+        assert!(parse("<a><b></a></b>").is_none());
+        assert!(parse("<a><b>").is_none());
+        assert!(parse("<a/><b/>").is_none());
+        assert!(parse("text <a/>").is_none());
+        assert!(parse("<a x=1/>").is_none());
+        assert!(parse("<a><!-- never closed").is_none());
+        assert!(parse("").is_none());
+        assert!(parse("<").is_none());
+    }
+
+    #[test]
+    fn entities_are_read() {
+        assert_eq!(
+            unescape("a &lt;b&gt; &#65;&#x42; &unknown; &"),
+            "a <b> AB &unknown; &"
+        );
+        // Text after an `&` that is not ASCII: a cut inside a character would panic.
+        assert_eq!(unescape("R&D — naïve"), "R&D — naïve");
+        assert_eq!(unescape("&ééééééé;"), "&ééééééé;");
+    }
+}
