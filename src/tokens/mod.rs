@@ -27,6 +27,8 @@ use std::sync::OnceLock;
 use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
+mod vocab;
+
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
 pub(crate) const MAX_TOKEN_BYTES: usize = 128;
 
@@ -126,8 +128,8 @@ impl TokenCounter {
     /// The tokenizer, built on first use.
     fn tokenizer(&self) -> &'static Tokenizer {
         match self.encoding {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => vocab::cl100k_base(),
+            Encoding::O200kBase => vocab::o200k_base(),
         }
     }
 
