@@ -27,6 +27,7 @@ use std::sync::OnceLock;
 use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
+mod compact;
 mod vocab;
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
