@@ -116,7 +116,8 @@ impl Default for TokenCounter {
 
 impl TokenCounter {
     /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
-    /// builds it (tens of milliseconds), later ones share it.
+    /// loads it (a few milliseconds: only the part counting reads, prepared at build time),
+    /// later ones share it.
     pub fn new(encoding: Encoding) -> Self {
         TokenCounter { encoding }
     }
