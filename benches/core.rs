@@ -1,5 +1,5 @@
 //! Core costs: the pass-through decision, exact counting throughput (one thread below 256 KB,
-//! in parts on every core above), a cache hit, a whole pass-through.
+//! in parts above on a machine of three cores or more), a cache hit, a whole pass-through.
 //!
 //! `cargo bench --bench core`
 

@@ -27,6 +27,9 @@ use std::sync::OnceLock;
 use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
+mod compact;
+mod vocab;
+
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
 pub(crate) const MAX_TOKEN_BYTES: usize = 128;
 
@@ -36,6 +39,12 @@ const PARALLEL_MIN_BYTES: usize = 256 * 1024;
 
 /// The most threads one count uses.
 const MAX_COUNT_THREADS: usize = 4;
+
+/// The fewest cores on which a large text is counted in parts. The large count (the original's,
+/// for the header) runs beside the extractive compressor, so on two cores no core is idle for
+/// the parts: measured there, counting a 1 MB log in two parts ran at 20 MiB/s against 30–32
+/// MiB/s on one thread (docs/benchmarks.md, "Counting").
+const MIN_CORES_FOR_PARTS: usize = 3;
 
 /// A BPE vocabulary that condense counts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -107,7 +116,8 @@ impl Default for TokenCounter {
 
 impl TokenCounter {
     /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
-    /// builds it (tens of milliseconds), later ones share it.
+    /// loads it (a few milliseconds: only the part counting reads, prepared at build time),
+    /// later ones share it.
     pub fn new(encoding: Encoding) -> Self {
         TokenCounter { encoding }
     }
@@ -126,15 +136,16 @@ impl TokenCounter {
     /// The tokenizer, built on first use.
     fn tokenizer(&self) -> &'static Tokenizer {
         match self.encoding {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => vocab::cl100k_base(),
+            Encoding::O200kBase => vocab::o200k_base(),
         }
     }
 
     /// The exact number of tokens in `text`, the same as tiktoken's `encode_ordinary(text).len()`.
     ///
     /// Large texts are cut where no pre-tokenizer piece can span and the parts counted on
-    /// several threads; the parts' counts add up to the whole's exactly.
+    /// several threads when the machine has at least three cores; the parts' counts add up to
+    /// the whole's exactly.
     pub fn count(&self, text: &str) -> usize {
         if text.is_empty() {
             return 0;
@@ -275,13 +286,17 @@ impl TokenCounter {
     }
 }
 
-/// Threads a large count may use: the machine's cores, at most [`MAX_COUNT_THREADS`].
+/// Threads a large count may use: the machine's cores, at most [`MAX_COUNT_THREADS`], or one
+/// below [`MIN_CORES_FOR_PARTS`].
 fn parallelism() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_COUNT_THREADS)
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < MIN_CORES_FOR_PARTS {
+            1
+        } else {
+            cores.min(MAX_COUNT_THREADS)
+        }
     })
 }
 
