@@ -286,19 +286,22 @@ impl Condenser {
         let mut body = body;
         let mut after = budget;
         let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
+        // The body is counted once (again only when it is cut); each try counts the header.
+        let mut body_tokens = counter.count(body);
         for _ in 0..6 {
-            let text = format!(
-                "{}\n{note}{body}",
+            let head = format!(
+                "{}\n{note}",
                 header(method, tokens_before, after, reference)
             );
-            let count = counter.count(&text);
+            let count = counter.count_joined(&head, body, body_tokens);
             if count > budget {
                 // Give the body fewer tokens by the excess, and try again.
-                let body_tokens = counter.count(body);
                 body = counter.prefix_within(body, body_tokens.saturating_sub(count - budget + 1));
+                body_tokens = counter.count(body);
                 continue;
             }
             if count == after {
+                let text = head + body;
                 return self.condensed(text, method, tokens_before, count, reference);
             }
             after = count;

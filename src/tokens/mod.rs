@@ -183,6 +183,23 @@ impl TokenCounter {
         tokenizer.count_till_limit(&tokenizer.normalize(text), limit)
     }
 
+    /// The count of `head` followed by `tail`, given `tail`'s count: `head` alone is counted
+    /// when it ends where no pre-tokenizer piece can span (see [`exact_parts`]), the whole
+    /// otherwise. A header put on an already counted body is counted without the body again.
+    pub(crate) fn count_joined(&self, head: &str, tail: &str, tail_count: usize) -> usize {
+        if head.is_empty() {
+            return tail_count;
+        }
+        if tail.is_empty() {
+            return self.count(head);
+        }
+        if head.ends_with('\n') && starts_after_safe_cut(tail.as_bytes()) {
+            self.count(head) + tail_count
+        } else {
+            self.count(&format!("{head}{tail}"))
+        }
+    }
+
     /// Whether `text` is certainly within `limit` tokens without counting: every token is at
     /// least one byte.
     pub fn trivially_within(text: &str, limit: usize) -> bool {
@@ -354,10 +371,16 @@ fn safe_cut_from(text: &str, from: usize) -> Option<usize> {
 }
 
 fn is_safe_cut(bytes: &[u8], i: usize) -> bool {
-    if i == 0 || i >= bytes.len() || bytes[i - 1] != b'\n' || bytes[i] == b'/' {
+    i > 0 && i < bytes.len() && bytes[i - 1] == b'\n' && starts_after_safe_cut(&bytes[i..])
+}
+
+/// Whether text starting with `rest` may follow a newline at a safe cut: its first character
+/// is not `/`, and its first one after optional spaces and tabs is printable ASCII.
+fn starts_after_safe_cut(rest: &[u8]) -> bool {
+    if rest.first() == Some(&b'/') {
         return false;
     }
-    let first_visible = bytes[i..].iter().find(|&&b| b != b' ' && b != b'\t');
+    let first_visible = rest.iter().find(|&&b| b != b' ' && b != b'\t');
     matches!(first_visible, Some(&b) if b.is_ascii_graphic())
 }
 
@@ -401,6 +424,42 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_joined_count_equals_the_count_of_the_whole() {
+        let heads = [
+            "",
+            "[condense: extract, 12,000 → 1,990 tokens, original kept as cx_0]\n",
+            "header\n\n",
+            "no newline at the end ",
+            "spaces before the newline   \n",
+        ];
+        let tails = [
+            "",
+            "body line\nnext",
+            "  indented body",
+            "\tTabbed",
+            "/path/at/the/start",
+            "\n\nblank lines first",
+            "   ",
+            "é accented",
+            "日本語の本文",
+            "{\"json\": 1}",
+        ];
+        for c in both() {
+            for head in heads {
+                for tail in tails {
+                    let joined = c.count_joined(head, tail, c.count(tail));
+                    assert_eq!(
+                        joined,
+                        c.count(&format!("{head}{tail}")),
+                        "{:?}: {head:?} + {tail:?}",
+                        c.encoding()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
