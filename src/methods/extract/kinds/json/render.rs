@@ -237,12 +237,14 @@ pub(super) fn choose_scalars<'m>(
 
 /// How many short field values of `item` contain a string the query names exactly: the
 /// query names a value (a version, a state, an id), which says more than a mention in prose.
-pub(super) fn named_values(query: &Query, item: &Value) -> usize {
+/// An exact string marked in `common` does not count: most of the record's siblings hold it
+/// (the host in every link), so it tells none of them apart.
+pub(super) fn named_values(query: &Query, item: &Value, common: &[bool]) -> usize {
     let mut count = 0;
     for_each_scalar(item, "", 0, &mut |_, value| {
         if let Value::String(s) = value
             && s.len() <= MAX_CATEGORY_BYTES
-            && query.mentions(s)
+            && query.mentions_where(s, |i| !common.get(i).copied().unwrap_or(false))
         {
             count += 1;
         }
