@@ -17,6 +17,7 @@ mod raw;
 mod render;
 mod stats;
 mod table;
+mod window;
 
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
@@ -412,7 +413,11 @@ impl<'q> Builder<'q> {
         }
         let level = record_level(item);
         let named = self.query.map_or(0, |q| named_values(q, item, common));
-        let usual = render_within(item, cap, self.query, &exclude, &notable);
+        // A map member (a shape's documentation, keyed by name) is read for its content, so
+        // its long strings keep the query's sentences; the items of an array are alike and
+        // compared by their heads, and windows in each would blur which one the query means.
+        let windows = label.starts_with('.');
+        let usual = render_within(item, cap, (self.query, windows), &exclude, &notable);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {

@@ -116,7 +116,7 @@ fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
 #[test]
 fn long_strings_are_cut_with_a_mark() {
     let mut out = String::new();
-    render_string(&mut out, &"a".repeat(1000), 200, None);
+    render_string(&mut out, &"a".repeat(1000), 200, None, None);
     assert!(out.len() < 220 && out.ends_with("…\""));
 }
 
