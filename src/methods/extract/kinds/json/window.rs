@@ -169,17 +169,17 @@ mod tests {
         let filler =
             "This paragraph describes an unrelated part of the service in detail. ".repeat(12);
         let doc = format!(
-            "<p>The message you want to send.</p> <p>{filler}</p> <p>By default, a message can be at most 256 KiB in size.</p> <p>{filler}</p>"
+            "<p>The upload to store.</p> <p>{filler}</p> <p>Unless configured, an upload may hold at most 64 MiB in size.</p> <p>{filler}</p>"
         );
         let out = windowed(
             &doc,
             400,
-            &query("how large in size can a message be by default?"),
+            &query("how large in size may an upload be unless configured?"),
         )
         .unwrap();
-        assert!(out.starts_with("<p>The message you want to send."), "{out}");
+        assert!(out.starts_with("<p>The upload to store."), "{out}");
         assert!(
-            out.contains("By default, a message can be at most 256 KiB in size."),
+            out.contains("Unless configured, an upload may hold at most 64 MiB in size."),
             "{out}"
         );
         assert!(out.contains(" … "), "{out}");
@@ -189,6 +189,13 @@ mod tests {
     #[test]
     fn no_window_without_enough_query_words() {
         let doc = "A sentence about nothing in particular. ".repeat(30);
-        assert!(windowed(&doc, 300, &query("how large can a message be by default?")).is_none());
+        assert!(
+            windowed(
+                &doc,
+                300,
+                &query("how large may an upload be unless configured?")
+            )
+            .is_none()
+        );
     }
 }
