@@ -22,6 +22,8 @@ const GOOD_FILL: f64 = 0.92;
 const SHORT_UNIT_BYTES: f32 = 160.0;
 /// A kept log line is marked with its omitted repeats when there are at least this many.
 const MIN_FOLDED: usize = 3;
+/// A top-up shorter than this says too little to be worth a cut unit.
+const MIN_TOP_UP_BYTES: usize = 120;
 /// Longest chain of context units pulled in with one unit.
 const MAX_CONTEXT_DEPTH: usize = 12;
 
@@ -64,10 +66,11 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     // The smallest target known to overflow: growing never goes past it.
     let mut too_big = f64::INFINITY;
     let mut best: Option<Filled> = None;
+    let mut best_choice: Option<(Vec<bool>, bool)> = None;
     let mut last = Filled::default();
     for _ in 0..MAX_ATTEMPTS {
         let (selected, with_overview) = select(doc, &order, target, bytes_per_token);
-        let text = render(doc, &selected, with_overview);
+        let text = render(doc, &selected, with_overview, None);
         let kept_units = selected.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
         let next = match counter.count_up_to(&text, budget) {
@@ -82,6 +85,7 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
                 };
                 if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
                     best = Some(filled);
+                    best_choice = Some((selected, with_overview));
                 }
                 if good {
                     break;
@@ -106,6 +110,19 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
         }
         target = next;
     }
+    if let (Some(b), Some((selected, with_overview))) = (&mut best, best_choice)
+        && (b.tokens as f64) < budget as f64 * GOOD_FILL
+    {
+        top_up(
+            doc,
+            &order,
+            (selected, with_overview),
+            b,
+            budget,
+            bytes_per_token,
+            counter,
+        );
+    }
     best.unwrap_or_else(|| {
         // Every attempt was over: keep the head of the last one, which is cut to fit exactly.
         let text = counter.prefix_within(&last.text, budget).to_owned();
@@ -115,6 +132,43 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
             ..last
         }
     })
+}
+
+/// Fills the room a short fit leaves (its units are few and big, so the next one does not fit
+/// whole) with the head of the best unit left out whose context is kept, cut at a line or
+/// word end and marked with `…`. `filled` is replaced only when the result fits the budget.
+fn top_up(
+    doc: &Doc<'_>,
+    order: &[usize],
+    (mut selected, with_overview): (Vec<bool>, bool),
+    filled: &mut Filled,
+    budget: usize,
+    bytes_per_token: f64,
+    counter: &TokenCounter,
+) {
+    let Some(&next) = order
+        .iter()
+        .find(|&&u| !selected[u] && doc.units[u].parent.get().is_none_or(|p| selected[p]))
+    else {
+        return;
+    };
+    let room = budget.saturating_sub(filled.tokens) as f64;
+    let bytes = (room * bytes_per_token * 0.85) as usize;
+    if bytes < MIN_TOP_UP_BYTES {
+        return;
+    }
+    selected[next] = true;
+    let text = render(doc, &selected, with_overview, Some((next, bytes)));
+    if let Some(tokens) = counter.count_up_to(&text, budget)
+        && tokens > filled.tokens
+    {
+        *filled = Filled {
+            text,
+            tokens,
+            kept_units: filled.kept_units + 1,
+            omitted_units: filled.omitted_units.saturating_sub(1),
+        };
+    }
 }
 
 /// Bytes per token of the units most likely to be emitted, measured exactly.
@@ -207,8 +261,14 @@ fn gap_change(selected: &[bool], u: usize) -> f64 {
     }
 }
 
-/// The kept units in source order, with a marker for each run of omitted ones.
-fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
+/// The kept units in source order, with a marker for each run of omitted ones; a `partial`
+/// unit shows only its head of about the given bytes.
+fn render(
+    doc: &Doc<'_>,
+    selected: &[bool],
+    with_overview: bool,
+    partial: Option<(usize, usize)>,
+) -> String {
     let mut out = String::new();
     if let Some(overview) = doc.overview.as_ref().filter(|_| with_overview) {
         out.push_str(overview);
@@ -219,7 +279,10 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
     let n = doc.units.len();
     while i < n {
         if selected[i] {
-            out.push_str(doc.text(i));
+            match partial {
+                Some((unit, bytes)) if unit == i => out.push_str(&head_of(doc.text(i), bytes)),
+                _ => out.push_str(doc.text(i)),
+            }
             // The first kept line of a template says how many of its repeats were left out.
             if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
                 out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
@@ -240,6 +303,21 @@ fn render(doc: &Doc<'_>, selected: &[bool], with_overview: bool) -> String {
         out.pop();
     }
     out
+}
+
+/// The head of `text` within `bytes`, cut at a line or word end when one is near, and marked
+/// with `…` when anything is cut.
+fn head_of(text: &str, bytes: usize) -> String {
+    if text.len() <= bytes {
+        return text.to_owned();
+    }
+    let cut = crate::tokens::floor_char_boundary(text, bytes.saturating_sub(4));
+    let head = &text[..cut];
+    let at = head
+        .rfind(['\n', ' ', ','])
+        .filter(|&i| i * 4 >= cut * 3)
+        .unwrap_or(cut);
+    format!("{}…", &text[..at])
 }
 
 /// For logs: templates with at least `MIN_FOLDED` omitted repeats, and how many were omitted.
@@ -300,4 +378,20 @@ fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_around: [Option<usize
     text.push_str(noun);
     text.push_str(" omitted …]");
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head_of;
+
+    #[test]
+    fn a_cut_unit_ends_at_a_word_and_says_it_was_cut() {
+        let text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda";
+        let head = head_of(text, 30);
+        assert!(head.ends_with('…'), "{head}");
+        assert!(head.len() <= 30 + '…'.len_utf8(), "{head}");
+        assert!(text.starts_with(head.trim_end_matches('…')), "{head}");
+        assert!(!head.trim_end_matches('…').ends_with("de"), "{head}");
+        assert_eq!(head_of("short", 30), "short");
+    }
 }

@@ -144,6 +144,25 @@ impl Query {
         self.exact.iter().any(|e| lower.contains(e.as_str()))
     }
 
+    /// Whether `text` contains one of the exact strings whose index `counts` accepts.
+    pub(crate) fn mentions_where(&self, text: &str, counts: impl Fn(usize) -> bool) -> bool {
+        let lower = text.to_ascii_lowercase();
+        self.exact
+            .iter()
+            .enumerate()
+            .any(|(i, e)| counts(i) && lower.contains(e.as_str()))
+    }
+
+    /// Calls `f` with the index of every exact string `text` contains.
+    pub(crate) fn for_each_exact_in(&self, text: &str, mut f: impl FnMut(usize)) {
+        let lower = text.to_ascii_lowercase();
+        for (i, e) in self.exact.iter().enumerate() {
+            if lower.contains(e.as_str()) {
+                f(i);
+            }
+        }
+    }
+
     /// The byte offset of the first exact string in `text`, if any.
     pub(crate) fn first_exact_match(&self, text: &str) -> Option<usize> {
         let lower = text.to_ascii_lowercase();

@@ -17,6 +17,7 @@ mod raw;
 mod render;
 mod stats;
 mod table;
+mod window;
 
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
@@ -323,6 +324,7 @@ impl<'q> Builder<'q> {
         let mut stats = KeyStatsBuilder::default();
         let mut columns = table::TableBuilder::default();
         let mut count = 0;
+        let mut exact_records = vec![0usize; self.query.map_or(0, |q| q.exact.len())];
         for item in items.clone() {
             count += 1;
             item.with_value(&mut |v| {
@@ -330,8 +332,16 @@ impl<'q> Builder<'q> {
                 if self.project {
                     columns.add(v, self.query);
                 }
+                if let Some(q) = self.query {
+                    count_exact_strings(q, v, &mut exact_records);
+                }
             });
         }
+        // An exact string most records hold (the host in every link) singles none out.
+        let common: Vec<bool> = exact_records
+            .iter()
+            .map(|&k| count >= table::MIN_RECORDS && k * 2 > count)
+            .collect();
         let stats = stats.finish();
         let table = columns.finish(self.query);
         let mut schema_text = stats.describe(path, count);
@@ -358,7 +368,7 @@ impl<'q> Builder<'q> {
                     &label,
                     path,
                     schema,
-                    (&stats, table.as_ref()),
+                    (&stats, table.as_ref(), &common),
                     first_field,
                     &mut field_index,
                 );
@@ -381,7 +391,7 @@ impl<'q> Builder<'q> {
         label: &str,
         path: &str,
         schema: usize,
-        (stats, table): (&KeyStats, Option<&table::Table>),
+        (stats, table, common): (&KeyStats, Option<&table::Table>, &[bool]),
         first_field: usize,
         field_index: &mut HashMap<String, usize>,
     ) {
@@ -402,8 +412,12 @@ impl<'q> Builder<'q> {
             return;
         }
         let level = record_level(item);
-        let named = self.query.map_or(0, |q| named_values(q, item));
-        let usual = render_within(item, cap, self.query, &exclude, &notable);
+        let named = self.query.map_or(0, |q| named_values(q, item, common));
+        // A map member (a shape's documentation, keyed by name) is read for its content, so
+        // its long strings keep the query's sentences; the items of an array are alike and
+        // compared by their heads, and windows in each would blur which one the query means.
+        let windows = label.starts_with('.');
+        let usual = render_within(item, cap, (self.query, windows), &exclude, &notable);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {
@@ -420,10 +434,16 @@ impl<'q> Builder<'q> {
             self.query
                 .is_some_and(|q| q.mentions(k) || names_every_word(q, k))
         });
-        let singled_out = named > 0 || key_named || level == Level::Error || projected.is_some();
         let body = match (table, projected) {
-            (Some(table), None) if !singled_out && !table.singles_out(item, self.query) => {
-                table.row(item)
+            (Some(table), None) if named == 0 && !key_named && level != Level::Error => {
+                // Singled out only by a query word its row shows (a label, a state), a record
+                // reads as well as a row, and leaves the budget to the rows of its siblings.
+                let row = table.row(item);
+                if table.singles_out(item, self.query, &row) {
+                    usual
+                } else {
+                    row
+                }
             }
             (_, projected) => projected.unwrap_or(usual),
         };
@@ -495,6 +515,22 @@ fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
         return false;
     };
     query.mentions(key) || any_key(item, query, 0)
+}
+
+/// Adds one to `records[i]` for every exact string `i` of the query that a short value of
+/// `item` holds (each string once per record), as [`named_values`] reads them.
+fn count_exact_strings(query: &Query, item: &Value, records: &mut [usize]) {
+    let mut held = vec![false; records.len()];
+    for_each_scalar(item, "", 0, &mut |_, value| {
+        if let Value::String(s) = value
+            && s.len() <= MAX_CATEGORY_BYTES
+        {
+            query.for_each_exact_in(s, |i| held[i] = true);
+        }
+    });
+    for (count, held) in records.iter_mut().zip(held) {
+        *count += usize::from(held);
+    }
 }
 
 /// Whether every word of `key` (a map member's name: `bcrypt`, `parse_int`) is a query word.

@@ -16,14 +16,17 @@ pub(super) struct Ctx<'q> {
     notable: &'q dyn Fn(&str, &Value) -> bool,
     /// Strings are not cut shorter than this.
     min_string: usize,
+    /// Whether long strings keep the sentences the query's words sit in (see `window`).
+    windows: bool,
 }
 
 /// `v` rendered compactly within `max_bytes`, tightening until it fits (a unit longer than
-/// that is cut in pieces later, which reads worse than a record shortened here).
+/// that is cut in pieces later, which reads worse than a record shortened here). With
+/// `windows`, long strings keep the sentences that hold the query's words past their head.
 pub(super) fn render_within(
     v: &Value,
     max_bytes: usize,
-    query: Option<&Query>,
+    (query, windows): (Option<&Query>, bool),
     exclude: &dyn Fn(&str) -> bool,
     notable: &dyn Fn(&str, &Value) -> bool,
 ) -> String {
@@ -31,6 +34,7 @@ pub(super) fn render_within(
         query,
         min_string: MIN_STRING_BYTES,
         notable,
+        windows,
     };
     let mut budget = max_bytes;
     let mut out = String::new();
@@ -67,7 +71,13 @@ pub(super) fn render(
 ) {
     let query = ctx.query;
     match v {
-        Value::String(s) => render_string(out, s, budget.max(ctx.min_string), query),
+        Value::String(s) => render_string(
+            out,
+            s,
+            budget.max(ctx.min_string),
+            query.filter(|_| ctx.windows),
+            query,
+        ),
         Value::Array(items) => {
             if budget < 24 || depth >= 4 {
                 out.push_str(&summary(v));
@@ -165,9 +175,23 @@ pub(super) fn render(
     }
 }
 
-pub(super) fn render_string(out: &mut String, s: &str, cap: usize, query: Option<&Query>) {
+/// `window_query`, when given, is the query whose sentences are kept past the head.
+pub(super) fn render_string(
+    out: &mut String,
+    s: &str,
+    cap: usize,
+    window_query: Option<&Query>,
+    query: Option<&Query>,
+) {
     if s.len() <= cap {
         out.push_str(&json_string(s));
+        return;
+    }
+    // The sentences that hold the query's words are worth more than more of the head.
+    if let Some(text) = window_query.and_then(|q| super::window::windowed(s, cap, q)) {
+        let quoted = json_string(&text);
+        out.push_str(&quoted[..quoted.len() - 1]);
+        out.push_str("…\"");
         return;
     }
     let head = &s[..crate::tokens::floor_char_boundary(s, cap)];
@@ -237,12 +261,14 @@ pub(super) fn choose_scalars<'m>(
 
 /// How many short field values of `item` contain a string the query names exactly: the
 /// query names a value (a version, a state, an id), which says more than a mention in prose.
-pub(super) fn named_values(query: &Query, item: &Value) -> usize {
+/// An exact string marked in `common` does not count: most of the record's siblings hold it
+/// (the host in every link), so it tells none of them apart.
+pub(super) fn named_values(query: &Query, item: &Value, common: &[bool]) -> usize {
     let mut count = 0;
     for_each_scalar(item, "", 0, &mut |_, value| {
         if let Value::String(s) = value
             && s.len() <= MAX_CATEGORY_BYTES
-            && query.mentions(s)
+            && query.mentions_where(s, |i| !common.get(i).copied().unwrap_or(false))
         {
             count += 1;
         }

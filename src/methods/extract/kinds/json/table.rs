@@ -151,22 +151,41 @@ impl TableBuilder {
             }
         }
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+        // A value built from another column's value (a link holding a login) says nothing new.
+        candidates.retain(|c| {
+            !self.columns[c.3].derived.iter().any(|(source, &k)| {
+                k * 2 >= self.columns[c.3].present
+                    && self.columns.get(source).is_some_and(|s| {
+                        score(source, s, self.empty_lists(source), n, query).is_some()
+                    })
+            })
+        });
         let mut chosen: Vec<(usize, &String)> = Vec::new();
         let mut width = 0;
+        // One link and one field per list of objects: a second link to the record (its API
+        // address beside its page) or a label's colour beside its name says little more. The
+        // link kept is the record's own (not a nested object's: an avatar) and the shortest:
+        // the page a reader opens more than the API's address.
+        let is_link = |stats: &ColumnStats| stats.links * 2 > stats.present;
+        let shortest_link = candidates
+            .iter()
+            .filter(|c| is_link(&self.columns[c.3]))
+            .min_by_key(|c| (c.3.contains('.'), c.1, c.2))
+            .map(|c| c.3);
+        let mut lists_chosen: HashSet<&str> = HashSet::new();
         for (_, bytes, order, path) in candidates {
-            // A value built from another column's value (a link holding a login) says
-            // nothing new.
             let stats = &self.columns[path];
-            let derived = stats.derived.iter().any(|(source, &k)| {
-                k * 2 >= stats.present
-                    && self.columns.get(source).is_some_and(|c| {
-                        score(source, c, self.empty_lists(source), n, query).is_some()
-                    })
-            });
-            if derived || width + bytes + 1 > ROW_BYTES {
+            let list = path.split_once("[].").map(|(list, _)| list);
+            if (is_link(stats) && Some(path) != shortest_link)
+                || list.is_some_and(|l| lists_chosen.contains(l))
+            {
+                continue;
+            }
+            if width + bytes + 1 > ROW_BYTES {
                 continue;
             }
             width += bytes + 1;
+            lists_chosen.extend(list);
             chosen.push((order, path));
         }
         let average = self.record_bytes / n.max(1);
@@ -249,8 +268,12 @@ fn score(
     if let Some(q) = query {
         let mut buf = String::new();
         let (mut words, mut named) = (0, 0);
-        // The last key says what the value is: `avatar_url` is an image more than a URL.
-        let last = path.rsplit(['.', ']']).next().unwrap_or(path);
+        // The last key says what the value is: `avatar_url` is an image more than a URL; in
+        // a list of names (`labels[].name`) the list's key says it.
+        let last = match path.split_once("[].") {
+            Some((list, _)) => list.rsplit('.').next().unwrap_or(list),
+            None => path.rsplit(['.', ']']).next().unwrap_or(path),
+        };
         for_each_word(last, &mut buf, |w| {
             words += 1;
             named += i32::from(q.words.contains_key(w));
@@ -345,14 +368,19 @@ fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
 }
 
 impl Table {
-    /// Whether `item` holds a query word few of its siblings hold: the query singles it out.
-    pub(super) fn singles_out(&self, item: &Value, query: Option<&Query>) -> bool {
-        match query {
-            Some(q) if !self.rare_words.is_empty() => query_words_in(item, q)
-                .iter()
-                .any(|w| self.rare_words.contains(w)),
-            _ => false,
-        }
+    /// Whether `item` holds a query word few of its siblings hold, outside its `row`: the
+    /// query singles it out for something the row does not show.
+    pub(super) fn singles_out(&self, item: &Value, query: Option<&Query>, row: &str) -> bool {
+        let Some(q) = query.filter(|_| !self.rare_words.is_empty()) else {
+            return false;
+        };
+        let mut shown = HashSet::new();
+        for_each_word(row, &mut String::new(), |w| {
+            shown.insert(w.to_owned());
+        });
+        query_words_in(item, q)
+            .iter()
+            .any(|w| self.rare_words.contains(w) && !shown.contains(w))
     }
 
     /// The header: the columns' paths, in the order the cells follow.
@@ -399,7 +427,7 @@ mod tests {
                     "number": 100 + i,
                     "title": format!("Fix the parser on input {i}"),
                     "user": {"login": login, "url": format!("https://api.example.com/users/{login}"), "type": "User"},
-                    "labels": if i % 3 == 0 { json!([{"name": "bug", "color": "d73a4a"}]) } else { json!([]) },
+                    "labels": if i == 3 || i == 6 { json!([{"name": "regression", "color": "d73a4a"}]) } else { json!([]) },
                     "state": if i % 4 == 0 { "open" } else { "closed" },
                     "body": "A long description of the change that nobody needs in a listing. ".repeat(4),
                 })
@@ -437,12 +465,35 @@ mod tests {
     }
 
     #[test]
+    fn one_link_per_record_and_one_field_per_list() {
+        let t = table("which results are open and labelled, give the URL");
+        let header = t.header();
+        // The page link, not the API's address beside it; a label's name, not its colour.
+        assert!(header.contains("html_url"), "{header}");
+        assert!(!header.contains(": url |"), "{header}");
+        assert!(header.contains("labels[].name"), "{header}");
+        assert!(!header.contains("labels[].color"), "{header}");
+    }
+
+    #[test]
+    fn a_query_word_the_row_shows_does_not_single_a_record_out() {
+        let t = table("which results carry the regression label");
+        let q = Query::from_hints(&ExtractHints::new().with_query("the regression label")).unwrap();
+        let hit = &hits()[3];
+        let row = t.row(hit);
+        assert!(row.contains("regression"), "{row}");
+        assert!(!t.singles_out(hit, Some(&q), &row));
+        // Without the label in its row, the record is singled out by it.
+        assert!(t.singles_out(hit, Some(&q), "no labels here"));
+    }
+
+    #[test]
     fn a_row_holds_the_values_in_column_order() {
         let t = table("which results are open");
         let row = t.row(&hits()[3]);
         assert!(row.contains("https://example.com/o/r/pull/3"), "{row}");
         assert!(row.contains("user3x"), "{row}");
-        assert!(row.contains("bug"), "{row}");
+        assert!(row.contains("regression"), "{row}");
         assert!(row.len() < 200, "{row}");
     }
 

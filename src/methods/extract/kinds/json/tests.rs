@@ -116,7 +116,7 @@ fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
 #[test]
 fn long_strings_are_cut_with_a_mark() {
     let mut out = String::new();
-    render_string(&mut out, &"a".repeat(1000), 200, None);
+    render_string(&mut out, &"a".repeat(1000), 200, None, None);
     assert!(out.len() < 220 && out.ends_with("…\""));
 }
 
@@ -165,4 +165,31 @@ fn a_record_cut_to_fit_keeps_the_value_that_sets_it_apart() {
         failed.is_some_and(|t| t.contains(r#""status":"cancelled""#)),
         "{failed:?}"
     );
+}
+
+#[test]
+fn an_exact_string_every_record_holds_singles_none_out() {
+    // Every record links to the same host the query names; one holds the version it names.
+    let items: Vec<Value> = (0..8)
+        .map(|i| {
+            serde_json::json!({
+                "html_url": format!("https://example.org/o/r/issues/{i}"),
+                "title": format!("Issue number {i} about the parser"),
+                "version": if i == 5 { "v9.9.1" } else { "v1.0.0" },
+                "body": "A long description of the change that nobody needs in a listing. ".repeat(4),
+            })
+        })
+        .collect();
+    let q = Query::from_hints(
+        &crate::methods::extract::ExtractHints::new()
+            .with_query("Which example.org issue is on v9.9.1?"),
+    )
+    .unwrap();
+    let doc = build_value(&Value::Array(items), Some(&q), 1400);
+    let full: Vec<&str> = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .filter(|t| t.contains("\"body\""))
+        .collect();
+    assert_eq!(full.len(), 1, "{full:?}");
+    assert!(full[0].contains("v9.9.1"), "{full:?}");
 }
