@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use condense::TokenCounter;
-use condense::methods::extract::{ExtractHints, extract};
+use condense::methods::extract::{Hints, extract};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const TARGET_TOKENS: usize = 100_000;
@@ -78,7 +78,7 @@ fn bench_extract(c: &mut Criterion) {
             );
             continue;
         };
-        let hints = ExtractHints::new().with_query(query);
+        let hints = Hints::new().with_query(query);
         group.bench_function(format!("{name}_{tokens}_tokens_to_2000"), |b| {
             b.iter(|| extract(black_box(&input), &hints, 2000, &counter))
         });

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use condense::TokenCounter;
-use condense::methods::extract::{ExtractHints, extract_with_stats};
+use condense::methods::extract::{Hints, extract_with_stats};
 
 struct Args {
     corpus: PathBuf,
@@ -188,7 +188,7 @@ fn run_split(split: &str, cases: &[Case], args: &Args, counter: &TokenCounter) -
             ms: 0.0,
         };
         for (case, &tokens) in cases.iter().zip(&tokens_in) {
-            let mut hints = ExtractHints::new();
+            let mut hints = Hints::new();
             if let Some(q) = case.query.as_deref() {
                 hints = hints.with_query(q);
             }

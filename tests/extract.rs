@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use condense::TokenCounter;
-use condense::methods::extract::{ContentKind, ExtractHints, extract, extract_with_stats};
+use condense::methods::extract::{ContentKind, Hints, extract, extract_with_stats};
 use proptest::prelude::*;
 
 /// The input of dev case `name` (`input.txt` or `input.json`).
@@ -25,7 +25,7 @@ fn counter() -> TokenCounter {
 #[test]
 fn log_keeps_errors_folds_repeats_and_states_counts() {
     let input = corpus_input("09-zookeeper-errors");
-    let out = extract_with_stats(&input, &ExtractHints::new(), 1500, &counter());
+    let out = extract_with_stats(&input, &Hints::new(), 1500, &counter());
     assert_eq!(out.stats.kind, ContentKind::Log);
     assert!(counter().count(&out.text) <= 1500);
     assert!(out.text.starts_with("[log: "), "no overview line");
@@ -41,7 +41,7 @@ fn log_keeps_errors_folds_repeats_and_states_counts() {
 #[test]
 fn json_keeps_the_schema_and_the_one_failed_record_without_a_query() {
     let input = corpus_input("03-gh-workflow-runs-failure");
-    let out = extract_with_stats(&input, &ExtractHints::new(), 2000, &counter());
+    let out = extract_with_stats(&input, &Hints::new(), 2000, &counter());
     assert_eq!(out.stats.kind, ContentKind::Json);
     assert!(out.stats.tokens <= 2000);
     assert!(out.text.contains("workflow_runs: 30 records; keys: id:int"));
@@ -52,7 +52,7 @@ fn json_keeps_the_schema_and_the_one_failed_record_without_a_query() {
 #[test]
 fn json_lines_keep_compiler_errors() {
     let input = corpus_input("19-cargo-build-json-errors");
-    let out = extract_with_stats(&input, &ExtractHints::new(), 2000, &counter());
+    let out = extract_with_stats(&input, &Hints::new(), 2000, &counter());
     assert_eq!(out.stats.kind, ContentKind::JsonLines);
     assert!(out.stats.tokens <= 2000);
     assert!(out.text.contains(r#""reason":"compiler-message""#));
@@ -62,7 +62,7 @@ fn json_lines_keep_compiler_errors() {
 #[test]
 fn command_output_keeps_the_failure_summary_without_a_query() {
     let input = corpus_input("33-cargo-build-verbose-errors");
-    let out = extract(&input, &ExtractHints::new(), 1000, &counter());
+    let out = extract(&input, &Hints::new(), 1000, &counter());
     assert!(counter().count(&out) <= 1000);
     assert!(
         out.contains("error: could not compile `grep-printer` (lib) due to 11 previous errors")
@@ -73,7 +73,7 @@ fn command_output_keeps_the_failure_summary_without_a_query() {
 #[test]
 fn command_output_keeps_the_tree_path_to_a_queried_package() {
     let input = corpus_input("29-npm-ls-readability");
-    let hints = ExtractHints::new().with_query("Which packages pull in lru-cache@4.1.5?");
+    let hints = Hints::new().with_query("Which packages pull in lru-cache@4.1.5?");
     let out = extract(&input, &hints, 800, &counter());
     let line = out.lines().position(|l| l.contains("lru-cache@4.1.5"));
     let line = line.unwrap_or_else(|| panic!("lru-cache@4.1.5 not kept:\n{out}"));
@@ -88,7 +88,7 @@ fn command_output_keeps_the_tree_path_to_a_queried_package() {
 #[test]
 fn markdown_keeps_the_heading_of_a_kept_passage() {
     let input = corpus_input("07-requests-history-cves");
-    let hints = ExtractHints::new().with_query("Which release fixed CVE-2018-18074?");
+    let hints = Hints::new().with_query("Which release fixed CVE-2018-18074?");
     let out = extract_with_stats(&input, &hints, 500, &counter());
     assert_eq!(out.stats.kind, ContentKind::Markdown);
     let text = out.text;
@@ -104,7 +104,7 @@ fn markdown_keeps_the_heading_of_a_kept_passage() {
 #[test]
 fn html_becomes_text_with_headings_and_no_scripts() {
     let input = corpus_input("15-wikipedia-mozilla-html");
-    let hints = ExtractHints::new().with_query("When did Brendan Eich step down as CEO?");
+    let hints = Hints::new().with_query("When did Brendan Eich step down as CEO?");
     let out = extract_with_stats(&input, &hints, 1000, &counter());
     assert_eq!(out.stats.kind, ContentKind::Html);
     assert!(out.stats.tokens <= 1000);
@@ -123,8 +123,8 @@ fn html_becomes_text_with_headings_and_no_scripts() {
 #[test]
 fn code_keeps_the_queried_lines_and_their_enclosing_scope() {
     let input = corpus_input("23-readability-js-retry");
-    let hints = ExtractHints::new()
-        .with_query("what happens when the text is shorter than _charThreshold?");
+    let hints =
+        Hints::new().with_query("what happens when the text is shorter than _charThreshold?");
     let out = extract_with_stats(&input, &hints, 1000, &counter());
     assert_eq!(out.stats.kind, ContentKind::Code);
     let text = out.text;
@@ -145,7 +145,7 @@ fn code_keeps_the_queried_lines_and_their_enclosing_scope() {
 #[test]
 fn csv_keeps_the_header_and_the_extreme_row_without_a_query() {
     let input = corpus_input("35-ripgrep-bench-csv");
-    let out = extract_with_stats(&input, &ExtractHints::new(), 600, &counter());
+    let out = extract_with_stats(&input, &Hints::new(), 600, &counter());
     assert_eq!(out.stats.kind, ContentKind::Csv);
     let header = input.lines().next().unwrap_or_default();
     assert!(out.text.lines().any(|l| l == header), "header missing");
@@ -172,7 +172,7 @@ fn csv_keeps_the_header_and_the_extreme_row_without_a_query() {
 fn tool_arguments_steer_the_choice() {
     let input = corpus_input("21-ripgrep-grep-binary");
     let arguments = serde_json::json!({"pattern": "should_binary_quit"});
-    let hints = ExtractHints::new().with_arguments(&arguments);
+    let hints = Hints::new().with_arguments(&arguments);
     let out = extract(&input, &hints, 300, &counter());
     assert!(out.contains(
         "crates/searcher/src/searcher/glue.rs:90:    fn should_binary_quit(&self) -> bool {"
@@ -182,7 +182,7 @@ fn tool_arguments_steer_the_choice() {
 #[test]
 fn same_input_same_bytes() {
     let input = corpus_input("01-hdfs-block-replication");
-    let hints = ExtractHints::new().with_query("which blocks were transferred?");
+    let hints = Hints::new().with_query("which blocks were transferred?");
     let first = extract(&input, &hints, 1200, &counter());
     let second = extract(&input, &hints, 1200, &counter());
     assert_eq!(first, second);
@@ -192,7 +192,7 @@ fn same_input_same_bytes() {
 fn malformed_json_is_handled_as_text() {
     let input = corpus_input("03-gh-workflow-runs-failure");
     let broken = &input[..input.len() / 3];
-    let out = extract_with_stats(broken, &ExtractHints::new(), 700, &counter());
+    let out = extract_with_stats(broken, &Hints::new(), 700, &counter());
     assert_ne!(out.stats.kind, ContentKind::Json);
     assert!(out.stats.tokens <= 700 && counter().count(&out.text) <= 700);
 }
@@ -200,7 +200,7 @@ fn malformed_json_is_handled_as_text() {
 #[test]
 fn input_within_budget_is_returned_unchanged() {
     let text = "one line\nanother line\n";
-    let out = extract_with_stats(text, &ExtractHints::new(), 100, &counter());
+    let out = extract_with_stats(text, &Hints::new(), 100, &counter());
     assert!(out.stats.unchanged);
     assert_eq!(out.text, text);
 }
@@ -233,7 +233,7 @@ proptest! {
         query in proptest::option::of("[a-zA-Z0-9_. '\"-]{0,40}"),
     ) {
         let counter = TokenCounter::default();
-        let mut hints = ExtractHints::new();
+        let mut hints = Hints::new();
         if let Some(q) = query.as_deref() {
             hints = hints.with_query(q);
         }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use condense::TokenCounter;
-use condense::methods::extract::{ExtractHints, extract};
+use condense::methods::extract::{Hints, extract};
 
 /// The budget retention is recorded at.
 const BUDGET: usize = 2000;
@@ -84,7 +84,7 @@ fn retention_at_2000_tokens_does_not_regress() {
         assert!(!cases.is_empty(), "no cases in {split}");
         let (mut facts, mut kept) = (0, 0);
         for case in &cases {
-            let mut hints = ExtractHints::new();
+            let mut hints = Hints::new();
             if let Some(q) = case.query.as_deref() {
                 hints = hints.with_query(q);
             }

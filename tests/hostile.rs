@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use condense::config::glob_matches;
 use condense::llm::{BoxFuture, CompletionRequest, LlmError, Summarizer};
 use condense::methods::chunk::{ChunkOptions, ChunkStrategy, ContentKind, chunk, detect_kind};
-use condense::methods::extract::{ExtractHints, extract};
+use condense::methods::extract::{Hints, extract};
 use condense::methods::truncate::truncate;
 use condense::{
     CallInfo, Condensed, Condenser, Config, Content, Encoding, Method, Mode, Request, Selection,
@@ -503,7 +503,7 @@ fn deep_json_survives_the_chunker_and_detection_on_a_small_stack() {
                     }
                 }
             }
-            let out = extract(&text, &ExtractHints::new(), 200, &counter);
+            let out = extract(&text, &Hints::new(), 200, &counter);
             assert!(counter.count(&out) <= 200, "{name}");
             let cut = truncate(&text, 200, &counter, Some("cx_0"));
             assert!(counter.count(&cut) <= 200, "{name}");
@@ -907,7 +907,7 @@ proptest! {
     #[test]
     fn extract_and_truncate_stay_within_budget(text in any_text(), budget in 1usize..300) {
         let counter = TokenCounter::default();
-        let extracted = extract(&text, &ExtractHints::new().with_query("error id 42"), budget, &counter);
+        let extracted = extract(&text, &Hints::new().with_query("error id 42"), budget, &counter);
         prop_assert!(counter.count(&extracted) <= budget);
         let cut = truncate(&text, budget, &counter, Some("cx_0123456789abcdef"));
         prop_assert!(counter.count(&cut) <= budget);

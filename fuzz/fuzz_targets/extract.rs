@@ -2,7 +2,7 @@
 #![no_main]
 
 use condense::TokenCounter;
-use condense::methods::extract::{ExtractHints, extract_with_stats};
+use condense::methods::extract::{Hints, extract_with_stats};
 use libfuzzer_sys::fuzz_target;
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
@@ -23,9 +23,9 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(text);
     let counter = TokenCounter::default();
     let hints = match query % 3 {
-        0 => ExtractHints::new(),
-        1 => ExtractHints::new().with_query("error id 42 \"failed\""),
-        _ => ExtractHints::new().with_query(prefix(&text, 40)),
+        0 => Hints::new(),
+        1 => Hints::new().with_query("error id 42 \"failed\""),
+        _ => Hints::new().with_query(prefix(&text, 40)),
     };
     let out = extract_with_stats(&text, &hints, budget, &counter);
     assert!(counter.count(&out.text) <= budget, "over budget");

@@ -4,7 +4,7 @@
 #![no_main]
 
 use condense::TokenCounter;
-use condense::methods::extract::{ExtractHints, extract_with_stats};
+use condense::methods::extract::{Hints, extract_with_stats};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let budget = usize::from(choice / 2) * 8 + 1;
     let counter = TokenCounter::default();
-    let hints = ExtractHints::new().with_query("record-3 image case4 time");
+    let hints = Hints::new().with_query("record-3 image case4 time");
     let out = extract_with_stats(&text, &hints, budget, &counter);
     assert!(counter.count(&out.text) <= budget, "over budget");
 });

@@ -112,7 +112,7 @@ impl Condenser {
         }
 
         if plan.mode != Mode::Truncate && body_budget >= MIN_METHOD_BUDGET {
-            let hints = self.hints(request).for_extract();
+            let hints = self.hints(request);
             let body = match extracted {
                 Some(body) => Some(body),
                 None => extract_contained(text.clone(), hints, body_budget, counter).await,

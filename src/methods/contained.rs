@@ -5,7 +5,7 @@
 
 use std::ops::Deref;
 
-use crate::methods::extract::{ExtractHints, extract};
+use crate::methods::extract::{Hints, extract};
 use crate::tokens::TokenCounter;
 
 /// Inputs up to this size are condensed on the calling thread: handing them to the blocking
@@ -15,7 +15,7 @@ const INLINE_BYTES: usize = 64 * 1024;
 /// [`extract`] of `text` within `budget` tokens; `None` when it panicked or its thread was lost.
 pub(crate) async fn extract_contained<T>(
     text: T,
-    hints: ExtractHints<'_>,
+    hints: Hints<'_>,
     budget: usize,
     counter: TokenCounter,
 ) -> Option<String>
@@ -33,10 +33,11 @@ where
     let arguments = hints.arguments.cloned();
     // A panic on the blocking thread comes back as the join error.
     tokio::task::spawn_blocking(move || {
-        let hints = ExtractHints {
+        let hints = Hints {
             query: query.as_deref(),
             tool: tool.as_deref(),
             arguments: arguments.as_ref(),
+            ..Hints::default()
         };
         extract(&text, &hints, budget, &counter)
     })

@@ -21,7 +21,7 @@
 //! and the same input, hints and budget always give the same bytes.
 //!
 //! ```
-//! use condense::methods::extract::{extract, ExtractHints};
+//! use condense::methods::extract::{extract, Hints};
 //! use condense::TokenCounter;
 //!
 //! let mut log = String::new();
@@ -31,7 +31,7 @@
 //! log.push_str("2024-05-01 10:01:00 ERROR disk /dev/sda1 is full\n");
 //!
 //! let counter = TokenCounter::default();
-//! let hints = ExtractHints::new().with_query("why did the service stop?");
+//! let hints = Hints::new().with_query("why did the service stop?");
 //! let condensed = extract(&log, &hints, 200, &counter);
 //!
 //! assert!(counter.count(&condensed) <= 200);
@@ -56,46 +56,7 @@ mod tree;
 
 pub use detect::ContentKind;
 
-/// What the extractive compressor knows about the call besides the text.
-#[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
-pub struct ExtractHints<'a> {
-    /// What the agent is looking for, if it said.
-    pub query: Option<&'a str>,
-    /// The tool's name.
-    pub tool: Option<&'a str>,
-    /// The tool's arguments (a search pattern or a path count as query terms).
-    pub arguments: Option<&'a serde_json::Value>,
-}
-
-impl<'a> ExtractHints<'a> {
-    /// No query, tool or arguments: the compressor keeps what matters without a query.
-    pub fn new() -> Self {
-        ExtractHints::default()
-    }
-
-    /// What the agent is looking for. Default: none.
-    #[must_use]
-    pub fn with_query(mut self, query: &'a str) -> Self {
-        self.query = Some(query);
-        self
-    }
-
-    /// The tool's name. Default: none.
-    #[must_use]
-    pub fn with_tool(mut self, tool: &'a str) -> Self {
-        self.tool = Some(tool);
-        self
-    }
-
-    /// The tool's arguments; their string and number values count as query terms. Default:
-    /// none.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: &'a serde_json::Value) -> Self {
-        self.arguments = Some(arguments);
-        self
-    }
-}
+pub use crate::methods::Hints;
 
 /// What one extraction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,19 +90,14 @@ pub struct Extracted {
 ///
 /// Deterministic: the same input, hints and budget give the same bytes. Never panics; valid
 /// UTF-8 in, valid UTF-8 out. See the [module documentation](self) for how it chooses.
-pub fn extract(
-    text: &str,
-    hints: &ExtractHints<'_>,
-    budget: usize,
-    counter: &TokenCounter,
-) -> String {
+pub fn extract(text: &str, hints: &Hints<'_>, budget: usize, counter: &TokenCounter) -> String {
     extract_with_stats(text, hints, budget, counter).text
 }
 
 /// [`extract`], with stats on what was kept and left out.
 ///
 /// ```
-/// use condense::methods::extract::{extract_with_stats, ContentKind, ExtractHints};
+/// use condense::methods::extract::{extract_with_stats, ContentKind, Hints};
 /// use condense::TokenCounter;
 ///
 /// let runs: Vec<_> = (0..200)
@@ -149,14 +105,14 @@ pub fn extract(
 ///     .collect();
 /// let text = serde_json::to_string_pretty(&runs).unwrap();
 ///
-/// let out = extract_with_stats(&text, &ExtractHints::new(), 300, &TokenCounter::default());
+/// let out = extract_with_stats(&text, &Hints::new(), 300, &TokenCounter::default());
 /// assert_eq!(out.stats.kind, ContentKind::Json);
 /// assert!(out.stats.tokens <= 300);
 /// assert!(out.text.contains(r#"[117]: {"id":117,"conclusion":"failure"}"#));
 /// ```
 pub fn extract_with_stats(
     text: &str,
-    hints: &ExtractHints<'_>,
+    hints: &Hints<'_>,
     budget: usize,
     counter: &TokenCounter,
 ) -> Extracted {
@@ -217,12 +173,7 @@ fn detect_bounded(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     }
 }
 
-fn condense(
-    text: &str,
-    hints: &ExtractHints<'_>,
-    budget: usize,
-    counter: &TokenCounter,
-) -> Extracted {
+fn condense(text: &str, hints: &Hints<'_>, budget: usize, counter: &TokenCounter) -> Extracted {
     let query = query::Query::from_hints(hints);
     let (kind, json) = detect_bounded(text);
     // No one unit may take more than about a fifth of the budget (at ~3.5 bytes a token).

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::ExtractHints;
+use super::Hints;
 use super::terms::{for_each_word, is_stopword};
 
 /// The query as the scorer uses it.
@@ -63,7 +63,7 @@ const MAX_ARGUMENT_LEN: usize = 200;
 
 impl Query {
     /// The query of `hints`, or `None` when neither a query nor usable arguments are given.
-    pub(crate) fn from_hints(hints: &ExtractHints<'_>) -> Option<Query> {
+    pub(crate) fn from_hints(hints: &Hints<'_>) -> Option<Query> {
         let mut query = Query::default();
         if let Some(text) = hints.query {
             query.add_text(text);
@@ -268,7 +268,7 @@ mod tests {
     use super::*;
 
     fn query(text: &str) -> Query {
-        Query::from_hints(&ExtractHints::new().with_query(text)).unwrap_or_default()
+        Query::from_hints(&Hints::new().with_query(text)).unwrap_or_default()
     }
 
     #[test]
@@ -355,7 +355,7 @@ mod tests {
     #[test]
     fn tool_arguments_count_as_terms() {
         let args = serde_json::json!({"pattern": "detect_binary", "path": "crates/"});
-        let q = Query::from_hints(&ExtractHints::new().with_arguments(&args)).unwrap_or_default();
+        let q = Query::from_hints(&Hints::new().with_arguments(&args)).unwrap_or_default();
         assert!(q.exact.iter().any(|e| e == "detect_binary"));
         assert!(q.words.contains_key("binary"));
     }

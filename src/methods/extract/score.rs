@@ -335,12 +335,12 @@ fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
     use crate::methods::extract::kinds::lines::{self, Style};
 
     fn scored(text: &str, query: &str) -> Vec<f32> {
         let doc = lines::build(text, Style::Text);
-        let q = Query::from_hints(&ExtractHints::new().with_query(query));
+        let q = Query::from_hints(&Hints::new().with_query(query));
         score(&doc, q.as_ref())
     }
 
@@ -398,8 +398,7 @@ mod tests {
             text.push_str(&format!("{name},{origin},{hp}\n"));
         }
         let doc = crate::methods::extract::kinds::csv::build(&text);
-        let q =
-            Query::from_hints(&ExtractHints::new().with_query("the most powerful Japanese car"));
+        let q = Query::from_hints(&Hints::new().with_query("the most powerful Japanese car"));
         let s = score(&doc, q.as_ref());
         // Row d (132 hp) is the strongest Japanese car, though USA rows have more.
         let best_japanese = [2, 4, 6, 10]
@@ -413,7 +412,7 @@ mod tests {
         let text = "# Methods\n\n## env_clear\n\nClears all variables.\n\n## env_remove\n\nRemoves a variable.\n";
         let doc =
             crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
-        let q = Query::from_hints(&ExtractHints::new().with_query("what does env_clear do?"));
+        let q = Query::from_hints(&Hints::new().with_query("what does env_clear do?"));
         let s = score(&doc, q.as_ref());
         let at = |t: &str| (0..doc.units.len()).find(|&i| doc.text(i) == t).unwrap();
         assert!(

@@ -266,7 +266,7 @@ impl MapReduce {
                 // Contained as the engine's extractive rung is, which takes this answer as its
                 // own rather than condensing the text a second time.
                 let whole: Arc<str> = Arc::from(text);
-                extract_contained(whole, hints.for_extract(), budget, self.counter)
+                extract_contained(whole, *hints, budget, self.counter)
                     .await
                     .unwrap_or_else(|| truncate(text, budget, &self.counter, None))
             }
@@ -417,7 +417,7 @@ impl MapReduce {
                         warn!(levels = level, "reduce pass limit reached");
                         outcome.levels = level;
                         outcome.merge_fallbacks += 1;
-                        return extract(&joined, &hints.for_extract(), budget, &self.counter);
+                        return extract(&joined, hints, budget, &self.counter);
                     }
                 }
             }
@@ -446,7 +446,7 @@ impl MapReduce {
                         outcome.merge_fallbacks += 1;
                         tree.group_text(level, index)
                     };
-                    extract(&source, &hints.for_extract(), call.budget, &self.counter)
+                    extract(&source, hints, call.budget, &self.counter)
                 }
             };
             calls.arrived.push_back(((level, index), text));
@@ -454,7 +454,7 @@ impl MapReduce {
         // Not reached: every part arrives, and a complete level either fits, opens the level
         // above, or meets the pass limit.
         warn!("the reduce ended without an answer; condensing extractively");
-        extract(text, &hints.for_extract(), budget, &self.counter)
+        extract(text, hints, budget, &self.counter)
     }
 
     /// The call that runs `merge`.

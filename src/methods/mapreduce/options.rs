@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::llm::{CompletionRequest, LlmError};
-use crate::methods::chunk::{Chunk, ChunkOptions, ChunkStrategy, ContentKind};
-use crate::methods::extract::ExtractHints;
+pub use crate::methods::Hints;
+use crate::methods::chunk::{Chunk, ChunkOptions, ChunkStrategy};
 
 /// The most critique rounds run, whatever the options say: beyond two, critiques of a model by
 /// itself oscillate more than they improve (seed 003).
@@ -49,71 +49,6 @@ pub trait MapReducePrompts: Send + Sync + fmt::Debug {
 
     /// A stable hash of the templates, part of every chunk-cache key.
     fn fingerprint(&self) -> u64;
-}
-
-/// What is known about the call besides the text: the one bag of hints every method reads
-/// (the prompts' `Vars` hold it, the extractive compressor gets its
-/// view of it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Hints<'a> {
-    /// What the agent is looking for, if it said.
-    pub query: Option<&'a str>,
-    /// The tool that produced the text.
-    pub tool: Option<&'a str>,
-    /// Extraction mode: the categories of detail to keep (names, ids, relationships, numbers).
-    /// Extraction always chunks semantically.
-    pub schema_hint: Option<&'a str>,
-    /// The tool's arguments: the extractive fallback ranks the text against them too.
-    pub arguments: Option<&'a serde_json::Value>,
-    /// What kind of text this is; guessed with [`detect_kind`](crate::methods::chunk::detect_kind) when `None`.
-    pub kind: Option<ContentKind>,
-}
-
-impl<'a> Hints<'a> {
-    /// Sets the query.
-    #[must_use]
-    pub fn with_query(mut self, query: &'a str) -> Self {
-        self.query = Some(query);
-        self
-    }
-
-    /// Sets the tool name.
-    #[must_use]
-    pub fn with_tool(mut self, tool: &'a str) -> Self {
-        self.tool = Some(tool);
-        self
-    }
-
-    /// Turns on extraction mode with this schema hint.
-    #[must_use]
-    pub fn with_schema_hint(mut self, schema_hint: &'a str) -> Self {
-        self.schema_hint = Some(schema_hint);
-        self
-    }
-
-    /// Sets the tool's arguments.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: &'a serde_json::Value) -> Self {
-        self.arguments = Some(arguments);
-        self
-    }
-
-    /// Sets the content kind.
-    #[must_use]
-    pub fn with_kind(mut self, kind: ContentKind) -> Self {
-        self.kind = Some(kind);
-        self
-    }
-
-    /// The extractive compressor's view of the same hints.
-    pub(crate) fn for_extract(&self) -> ExtractHints<'a> {
-        ExtractHints {
-            query: self.query,
-            tool: self.tool,
-            arguments: self.arguments,
-        }
-    }
 }
 
 /// How many tokens each map answer and each intermediate merge answer may have.

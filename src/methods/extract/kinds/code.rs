@@ -181,7 +181,7 @@ fn is_comment(trimmed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
 
     const RUST: &str = "// Copyright 2024 The Authors. Licensed under MIT.\n\
 // See LICENSE for details.\n\
@@ -193,7 +193,7 @@ pub fn parse_size(buf: &[u8])\n    -> Result<u64, ()> {\n    const RADIX: u64 = 
 pub fn other() {\n    let x = 1;\n}\n";
 
     fn query(text: &str) -> Query {
-        Query::from_hints(&ExtractHints::new().with_query(text)).unwrap_or_default()
+        Query::from_hints(&Hints::new().with_query(text)).unwrap_or_default()
     }
 
     fn prior_of(doc: &Doc<'_>, line: &str) -> f32 {

@@ -165,7 +165,7 @@ fn boost_named(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
 
     const DIFF: &[&str] = &[
         "diff -ru a-1.0/src/specs.py a-2.0/src/specs.py",
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_hunk_the_query_names_ranks_whole() {
-        let q = Query::from_hints(&ExtractHints::new().with_query("what changed in _split?"));
+        let q = Query::from_hints(&Hints::new().with_query("what changed in _split?"));
         let text = diff();
         let doc = build(&text, q.as_ref());
         assert!(doc.units[4].prior >= NAMED_HUNK_PRIOR);

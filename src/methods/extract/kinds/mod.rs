@@ -104,7 +104,7 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
 #[cfg(test)]
 mod tests {
     use crate::TokenCounter;
-    use crate::methods::extract::{ContentKind, ExtractHints, extract_with_stats};
+    use crate::methods::extract::{ContentKind, Hints, extract_with_stats};
 
     /// The rare exact term every sample hides once, deep in its body.
     const TERM: &str = "zqx-7731";
@@ -247,7 +247,7 @@ mod tests {
         ] {
             let (text, context) = sample(kind);
             let query = format!("what is set to {TERM}?");
-            let hints = ExtractHints::new().with_query(&query);
+            let hints = Hints::new().with_query(&query);
             let out = extract_with_stats(&text, &hints, 250, &counter);
             assert_eq!(
                 out.stats.kind, kind,

@@ -349,8 +349,8 @@ description = "Python package for providing Mozilla's CA Bundle."
 
     #[test]
     fn the_fields_of_a_record_the_query_names_are_raised() {
-        let hints = crate::methods::extract::ExtractHints::new()
-            .with_query("which version of certifi is locked?");
+        let hints =
+            crate::methods::extract::Hints::new().with_query("which version of certifi is locked?");
         let query = Query::from_hints(&hints).unwrap();
         let doc = build(LOCK, Some(&query));
         let t = texts(&doc);
@@ -363,7 +363,7 @@ description = "Python package for providing Mozilla's CA Bundle."
 
     #[test]
     fn a_record_named_exactly_outranks_one_named_in_part() {
-        let hints = crate::methods::extract::ExtractHints::new()
+        let hints = crate::methods::extract::Hints::new()
             .with_query("which version of cachecontrol is locked, and its wheel's sha256?");
         let query = Query::from_hints(&hints).unwrap();
         let lock = LOCK.replace("certifi", "cachecontrol-ext");

@@ -264,13 +264,13 @@ fn is_timestamp(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
 
     /// One pod of a real `kubectl get pods -o json` list, shortened.
     const POD: &str = r#"{"metadata":{"name":"calico-node-h2bjp","namespace":"kube-system","uid":"2198392d-d521-4e08-86b3-6e1a14bc6348","resourceVersion":"48113386","creationTimestamp":"2020-04-10T02:19:09Z","labels":{"controller-revision-hash":"6d9c4b8f5f","k8s-app":"calico-node"}},"spec":{"containers":[{"name":"calico-node","image":"calico/node:v3.13.1","env":[{"name":"DATASTORE_TYPE","value":"kubernetes"},{"name":"CLUSTER_TYPE","value":"k8s,bgp"}],"resources":{"requests":{"cpu":"250m"}}}],"nodeName":"duckboat-01"},"status":{"phase":"Running","podIP":"10.10.238.73","qosClass":"Burstable"}}"#;
 
     fn query(text: &str) -> Query {
-        Query::from_hints(&ExtractHints::new().with_query(text)).unwrap()
+        Query::from_hints(&Hints::new().with_query(text)).unwrap()
     }
 
     #[test]

@@ -324,7 +324,7 @@ mod tests {
         let text = large_document();
         assert!(text.len() > 4 * PARSE_WHOLE_BYTES);
         let query = crate::methods::extract::query::Query::from_hints(
-            &crate::methods::extract::ExtractHints::new().with_query("failed user77"),
+            &crate::methods::extract::Hints::new().with_query("failed user77"),
         );
         let from_text = super::super::build_document(&text, query.as_ref(), 1400);
         let parsed: Value = serde_json::from_str(&text).unwrap();

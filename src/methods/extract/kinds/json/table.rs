@@ -411,7 +411,7 @@ fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
     use serde_json::json;
 
     /// Search hits in the shape of a code-hosting API's issue list, shortened.
@@ -436,7 +436,7 @@ mod tests {
     }
 
     fn table(query: &str) -> Table {
-        let q = Query::from_hints(&ExtractHints::new().with_query(query)).unwrap();
+        let q = Query::from_hints(&Hints::new().with_query(query)).unwrap();
         let mut builder = TableBuilder::default();
         for hit in hits() {
             builder.add(&hit, Some(&q));
@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn a_query_word_the_row_shows_does_not_single_a_record_out() {
         let t = table("which results carry the regression label");
-        let q = Query::from_hints(&ExtractHints::new().with_query("the regression label")).unwrap();
+        let q = Query::from_hints(&Hints::new().with_query("the regression label")).unwrap();
         let hit = &hits()[3];
         let row = t.row(hit);
         assert!(row.contains("regression"), "{row}");

@@ -67,7 +67,7 @@ fn a_big_map_member_the_query_names_is_walked_part_by_part() {
         );
     }
     let value = serde_json::json!({"version": "2.0", "shapes": shapes});
-    let hints = crate::methods::extract::ExtractHints::new()
+    let hints = crate::methods::extract::Hints::new()
         .with_query("What are the valid values of WaitSeconds in ReceiveRequest?");
     let query = Query::from_hints(&hints).unwrap();
     let doc = build_value(&value, Some(&query), 700);
@@ -181,8 +181,7 @@ fn an_exact_string_every_record_holds_singles_none_out() {
         })
         .collect();
     let q = Query::from_hints(
-        &crate::methods::extract::ExtractHints::new()
-            .with_query("Which example.org issue is on v9.9.1?"),
+        &crate::methods::extract::Hints::new().with_query("Which example.org issue is on v9.9.1?"),
     )
     .unwrap();
     let doc = build_value(&Value::Array(items), Some(&q), 1400);

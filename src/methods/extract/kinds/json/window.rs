@@ -158,10 +158,10 @@ fn cut(s: &str, from: usize, to: usize, query: &Query) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::extract::ExtractHints;
+    use crate::methods::extract::Hints;
 
     fn query(text: &str) -> Query {
-        Query::from_hints(&ExtractHints::new().with_query(text)).unwrap()
+        Query::from_hints(&Hints::new().with_query(text)).unwrap()
     }
 
     #[test]
