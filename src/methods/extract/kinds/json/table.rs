@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use memchr::memmem;
 use serde_json::Value;
 
 use crate::methods::extract::query::Query;
@@ -16,6 +17,9 @@ use crate::methods::extract::tree::noise::opaque_share;
 pub(super) const MIN_RECORDS: usize = 4;
 /// Records sampled to choose the columns: enough to see the shape, and memory stays bounded.
 const SAMPLE: usize = 512;
+/// Records looked at for values built from another column's: a relation of the shape shows in
+/// the first few, and the search is quadratic in a record's fields.
+const DERIVED_SAMPLE: usize = 64;
 /// Bytes a row may spend on average: what a record costs as a line of a table.
 const ROW_BYTES: usize = 200;
 /// A table is used only when a record in full is this many times its row.
@@ -64,8 +68,10 @@ struct ColumnStats {
     links: usize,
     opaque: usize,
     /// Records where this column's value contains another string column's value (a link
-    /// built from a login) or equals it, by that other column.
+    /// built from a login) or equals it, by that other column; among the first
+    /// [`DERIVED_SAMPLE`] records, the `checked` ones that have this column.
     derived: HashMap<String, usize>,
+    checked: usize,
 }
 
 /// Column statistics gathered one record at a time.
@@ -95,6 +101,20 @@ impl TableBuilder {
         for_each_cell(item, &mut |path, value, text| {
             cells.push((path.to_owned(), value, text))
         });
+        // A value is looked for in the others of its record once per pair: one searcher per
+        // value, built once, not one per pair (records of a hundred fields are common).
+        let check_derived = self.records <= DERIVED_SAMPLE;
+        let searchers: Vec<Option<memmem::Finder<'_>>> = if check_derived {
+            cells
+                .iter()
+                .map(|(_, value, text)| {
+                    (matches!(value, Cell::Scalar(Value::String(_))) && text.len() >= 3)
+                        .then(|| memmem::Finder::new(text.as_bytes()))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (path, value, text) in &cells {
             let next = self.columns.len();
             let stats = self
@@ -121,14 +141,17 @@ impl TableBuilder {
                 }
                 _ => {}
             }
+            if !check_derived {
+                continue;
+            }
+            stats.checked += 1;
             if let Cell::Scalar(Value::String(s)) = value {
-                for (other, other_value, other_text) in &cells {
+                for ((other, _, other_text), searcher) in cells.iter().zip(&searchers) {
+                    let Some(searcher) = searcher else { continue };
                     if other != path
-                        && matches!(other_value, Cell::Scalar(Value::String(_)))
-                        && other_text.len() >= 3
                         && other_text.len() <= s.len()
-                        && s.contains(other_text.as_str())
                         && (other_text.len() < s.len() || other < path)
+                        && searcher.find(s.as_bytes()).is_some()
                     {
                         *stats.derived.entry(other.clone()).or_default() += 1;
                     }
@@ -154,7 +177,7 @@ impl TableBuilder {
         // A value built from another column's value (a link holding a login) says nothing new.
         candidates.retain(|c| {
             !self.columns[c.3].derived.iter().any(|(source, &k)| {
-                k * 2 >= self.columns[c.3].present
+                k * 2 >= self.columns[c.3].checked
                     && self.columns.get(source).is_some_and(|s| {
                         score(source, s, self.empty_lists(source), n, query).is_some()
                     })
