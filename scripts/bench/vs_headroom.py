@@ -12,6 +12,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,19 +46,24 @@ def parse(output):
     return float(fields["best_ms"]), int(fields["tokens_before"]), int(fields["tokens_after"])
 
 
-def run(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+def run(cmd, env=None):
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         sys.exit(f"{cmd[0]} failed on {cmd[1:3]}: {done.stderr.strip()[-500:]}")
     return done.stdout
 
 
-def cold_ms(cmd):
+def cold_ms(cmd, own_store=False):
+    """Median whole-process time of `cmd`. With `own_store`, each run gets an empty store
+    directory: condense keeps condensed results on disk across processes, so a second run in
+    one store would be a cache hit, not a cold condense."""
     times = []
     for _ in range(COLD_RUNS):
-        started = time.perf_counter()
-        run(cmd)
-        times.append((time.perf_counter() - started) * 1000.0)
+        with tempfile.TemporaryDirectory(prefix="condense-bench-") as store:
+            env = {**os.environ, "CONDENSE_STORE_DIR": store} if own_store else None
+            started = time.perf_counter()
+            run(cmd, env)
+            times.append((time.perf_counter() - started) * 1000.0)
     return statistics.median(times)
 
 
@@ -78,7 +84,8 @@ def main():
         )
         c_cold = cold_ms(
             [str(CONDENSE), "compress", str(path), "--query", query, "--budget", BUDGET,
-             "--method", "extract"]
+             "--method", "extract"],
+            own_store=True,
         )
         h_cold = cold_ms([sys.executable, str(DRIVER), "cold", str(path), query])
         rows.append((c_warm, h_warm, c_cold, h_cold))
