@@ -28,6 +28,7 @@ use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
 mod compact;
+mod memo;
 mod vocab;
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
@@ -276,7 +277,7 @@ impl TokenCounter {
     }
 
     fn count_serial(&self, text: &str) -> usize {
-        self.tokenizer().count(text)
+        memo::count(self.encoding, self.tokenizer(), text)
     }
 
     /// Counts `text` in up to `threads` parts on scoped threads. Only exact cuts are used, so
