@@ -1,6 +1,7 @@
 //! Retention of the extractive compressor on the shared corpus and the crate's own `corpus/`:
 //! the share of needed facts kept at 2,000 tokens must not fall more than two points below the
-//! figure recorded here, and every output must fit its budget by the exact counter. The shared
+//! figure recorded here, and every output must fit its budget by the exact counter. The
+//! held-out inputs (no queries) must fill every budget they exceed to at least 90%. The shared
 //! splits are skipped when `../shared/corpus` is absent.
 
 use std::path::{Path, PathBuf};
@@ -127,5 +128,53 @@ fn retention_at_2000_tokens_does_not_regress() {
             share >= recorded - TOLERANCE,
             "{split}: {share:.1}% of facts kept at {BUDGET} tokens, recorded {recorded:.1}%"
         );
+    }
+}
+
+/// Budgets the held-out inputs are filled at.
+const HOLDOUT_BUDGETS: &[usize] = &[1000, 2000, 4000];
+
+/// The held-out inputs (no queries, no facts) fill every budget they exceed to at least 90%,
+/// and never pass it.
+#[test]
+fn holdout_inputs_fill_their_budgets() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/holdout");
+    let mut inputs: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|case| {
+            let input = std::fs::read_to_string(case.join("input.txt"))
+                .or_else(|_| std::fs::read_to_string(case.join("input.json")))
+                .ok()?;
+            Some((case.file_name()?.to_string_lossy().into_owned(), input))
+        })
+        .collect();
+    if inputs.is_empty() {
+        eprintln!("skipping: no held-out inputs at {}", dir.display());
+        return;
+    }
+    inputs.sort();
+    let counter = TokenCounter::default();
+    for (name, input) in &inputs {
+        let tokens_in = counter.count(input);
+        for &budget in HOLDOUT_BUDGETS {
+            let out = extract(input, &Hints::new(), budget, &counter);
+            let tokens = counter.count(&out);
+            assert!(
+                tokens <= budget,
+                "holdout/{name}: {tokens} tokens over {budget}"
+            );
+            if tokens_in > budget {
+                assert!(
+                    tokens * 10 >= budget * 9,
+                    "holdout/{name}: {tokens} tokens, under 90% of {budget}"
+                );
+            }
+        }
     }
 }
