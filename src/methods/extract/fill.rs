@@ -508,7 +508,22 @@ fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_around: [Option<usize
 
 #[cfg(test)]
 mod tests {
-    use super::head_of;
+    use super::{fuller_head, head_of};
+
+    #[test]
+    fn a_cut_fuller_rendering_keeps_the_whole_row() {
+        let row = "[3]: https://example.org/issues/3 | 3 | Parser rejects a trailing comma | open";
+        let fuller = format!(
+            "{row}\n[3]: {{\"title\":\"Parser rejects a trailing comma\",\"body\":\"{}\"}}",
+            "word ".repeat(80)
+        );
+        let head = fuller_head(row, &fuller, 60);
+        assert!(head.starts_with(row), "{head}");
+        assert!(head.ends_with('…'), "{head}");
+        assert!(head.len() < row.len() + 70, "{head}");
+        // A rendering that does not start with the row is never shown in its place.
+        assert_eq!(fuller_head(row, "something else", 60), row);
+    }
 
     #[test]
     fn a_cut_unit_ends_at_a_word_and_says_it_was_cut() {
