@@ -146,12 +146,9 @@ fn top_up(
     order: &[usize],
     (mut selected, with_overview): (Vec<bool>, bool),
     filled: &mut Filled,
-    &Room {
-        budget,
-        bytes_per_token,
-        counter,
-    }: &Room<'_>,
+    limits: &Room<'_>,
 ) {
+    let (budget, counter) = (limits.budget, limits.counter);
     let Some(&next) = order
         .iter()
         .find(|&&u| !selected[u] && doc.units[u].parent.get().is_none_or(|p| selected[p]))
@@ -159,7 +156,7 @@ fn top_up(
         return;
     };
     let room = budget.saturating_sub(filled.tokens) as f64;
-    let bytes = (room * bytes_per_token * 0.85) as usize;
+    let bytes = (room * limits.bytes_per_token * 0.85) as usize;
     if bytes < MIN_TOP_UP_BYTES {
         return;
     }
@@ -183,7 +180,8 @@ fn top_up(
     }
 }
 
-/// What a fit is measured against: the budget, the estimate and the exact counter.
+/// What a fit is measured against: the budget, the bytes-per-token estimate and the exact
+/// counter.
 struct Room<'c> {
     budget: usize,
     bytes_per_token: f64,
@@ -200,19 +198,16 @@ fn show_fuller(
     order: &[usize],
     with_overview: bool,
     filled: &mut Filled,
-    &Room {
-        budget,
-        bytes_per_token,
-        counter,
-    }: &Room<'_>,
+    limits: &Room<'_>,
 ) {
+    let (budget, counter) = (limits.budget, limits.counter);
     if doc.fuller.is_empty() {
         return;
     }
     let selected = vec![true; doc.units.len()];
     let base = filled.tokens;
     let allowed = budget.saturating_sub(base) as f64;
-    let mut room = allowed * bytes_per_token * 0.95;
+    let mut room = allowed * limits.bytes_per_token * 0.95;
     // The smallest room known to overflow: growing never goes past it.
     let mut too_big = f64::INFINITY;
     for _ in 0..MAX_ATTEMPTS {
