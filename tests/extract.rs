@@ -205,6 +205,60 @@ fn input_within_budget_is_returned_unchanged() {
     assert_eq!(out.text, text);
 }
 
+/// An issue list in the shape a code-hosting API returns: records big enough to be rows of a
+/// table, each with a long body only the whole record shows.
+fn issue_list(count: usize) -> String {
+    let issues: Vec<serde_json::Value> = (0..count)
+        .map(|i| {
+            serde_json::json!({
+                "id": 90_000 + i,
+                "number": i,
+                "title": format!("Parser rejects input file {i} with a trailing comma"),
+                "state": if i % 3 == 0 { "open" } else { "closed" },
+                "html_url": format!("https://example.org/project/issues/{i}"),
+                "user": {"login": format!("reporter{i}"), "type": "User"},
+                "created_at": format!("2024-03-{:02}T10:00:00Z", i % 28 + 1),
+                "body": format!(
+                    "Steps to reproduce issue {i}: {}",
+                    "run the parser on the attached sample and read the message it prints. "
+                        .repeat(6)
+                ),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&issues).unwrap()
+}
+
+#[test]
+fn records_that_all_fit_as_rows_leave_no_room_unused() {
+    let input = issue_list(20);
+    let budget = 2000;
+    assert!(counter().count(&input) > budget);
+    let out = extract_with_stats(&input, &Hints::new(), budget, &counter());
+    assert_eq!(out.stats.kind, ContentKind::Json);
+    assert!(
+        out.stats.omitted_units == 0,
+        "every record is a row: {}",
+        out.text
+    );
+    let tokens = counter().count(&out.text);
+    assert!(tokens <= budget, "{tokens} tokens over {budget}");
+    assert!(
+        tokens * 10 >= budget * 9,
+        "{tokens} tokens, under 90% of {budget}"
+    );
+    // Every row is still there; the room went to records shown whole, bodies and all.
+    for i in 0..20 {
+        let url = format!("https://example.org/project/issues/{i}");
+        assert!(out.text.contains(&url), "{url} missing: {}", out.text);
+    }
+    assert!(
+        out.text.contains("Steps to reproduce issue"),
+        "{}",
+        out.text
+    );
+}
+
 fn binary_looking() -> impl Strategy<Value = String> {
     proptest::collection::vec(any::<u8>(), 0..6000)
         .prop_map(|b| String::from_utf8_lossy(&b).into_owned())

@@ -158,12 +158,56 @@ pub(crate) struct Doc<'a> {
     pub(crate) noun: &'static str,
     /// Field values of record-like units (CSV rows, JSON records), for rarity and extremes.
     pub(crate) fields: Vec<Field>,
+    /// Fuller renderings of some units (a table row's whole record), for the room left when
+    /// every unit fits.
+    pub(crate) fuller: Fuller,
 }
 
 impl Doc<'_> {
     /// The text of unit `i`.
     pub(crate) fn text(&self, i: usize) -> &str {
         &self.source[self.units[i].span.range()]
+    }
+}
+
+/// Fuller renderings of some units, kept apart from the source so that nothing which reads the
+/// units' text (the query's exact terms, rarity) sees them: a unit made compact to fit many of
+/// its siblings (a record cut to a row of a table) can be shown this way instead when the
+/// whole document fits and leaves room.
+#[derive(Debug, Default)]
+pub(crate) struct Fuller {
+    text: String,
+    /// Unit index and where its fuller rendering is in `text`, by unit.
+    units: Vec<(u32, Span)>,
+}
+
+impl Fuller {
+    /// Records `text` as the fuller rendering of `unit`, which comes after every unit recorded
+    /// so far.
+    pub(crate) fn push(&mut self, unit: usize, text: &str) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.units
+            .push((offset(unit), (start..self.text.len()).into()));
+    }
+
+    /// The fuller rendering of `unit`, if it has one.
+    pub(crate) fn get(&self, unit: usize) -> Option<&str> {
+        let unit = u32::try_from(unit).ok()?;
+        let i = self.units.binary_search_by_key(&unit, |&(u, _)| u).ok()?;
+        Some(&self.text[self.units[i].1.range()])
+    }
+
+    /// Whether no unit has a fuller rendering.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+
+    /// Follows a renumbering of the units (`new_index[old]`).
+    pub(crate) fn renumber(&mut self, new_index: &[usize]) {
+        for (unit, _) in &mut self.units {
+            *unit = offset(new_index[*unit as usize]);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! exact counter. Sizes are estimated from bytes while choosing; only the emitted text is
 //! counted.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::doc::{Doc, Level, Template};
@@ -70,7 +71,9 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     let mut last = Filled::default();
     for _ in 0..MAX_ATTEMPTS {
         let (selected, with_overview) = select(doc, &order, target, bytes_per_token);
-        let text = render(doc, &selected, with_overview, None);
+        let text = render(doc, &selected, with_overview, &|i| {
+            Cow::Borrowed(doc.text(i))
+        });
         let kept_units = selected.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
         let next = match counter.count_up_to(&text, budget) {
@@ -113,15 +116,16 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     if let (Some(b), Some((selected, with_overview))) = (&mut best, best_choice)
         && (b.tokens as f64) < budget as f64 * GOOD_FILL
     {
-        top_up(
-            doc,
-            &order,
-            (selected, with_overview),
-            b,
+        let room = Room {
             budget,
             bytes_per_token,
             counter,
-        );
+        };
+        if selected.iter().all(|&s| s) {
+            show_fuller(doc, &order, with_overview, b, &room);
+        } else {
+            top_up(doc, &order, (selected, with_overview), b, &room);
+        }
     }
     best.unwrap_or_else(|| {
         // Every attempt was over: keep the head of the last one, which is cut to fit exactly.
@@ -142,10 +146,9 @@ fn top_up(
     order: &[usize],
     (mut selected, with_overview): (Vec<bool>, bool),
     filled: &mut Filled,
-    budget: usize,
-    bytes_per_token: f64,
-    counter: &TokenCounter,
+    limits: &Room<'_>,
 ) {
+    let (budget, counter) = (limits.budget, limits.counter);
     let Some(&next) = order
         .iter()
         .find(|&&u| !selected[u] && doc.units[u].parent.get().is_none_or(|p| selected[p]))
@@ -153,12 +156,18 @@ fn top_up(
         return;
     };
     let room = budget.saturating_sub(filled.tokens) as f64;
-    let bytes = (room * bytes_per_token * 0.85) as usize;
+    let bytes = (room * limits.bytes_per_token * 0.85) as usize;
     if bytes < MIN_TOP_UP_BYTES {
         return;
     }
     selected[next] = true;
-    let text = render(doc, &selected, with_overview, Some((next, bytes)));
+    let text = render(doc, &selected, with_overview, &|i| {
+        if i == next {
+            Cow::Owned(head_of(doc.text(i), bytes))
+        } else {
+            Cow::Borrowed(doc.text(i))
+        }
+    });
     if let Some(tokens) = counter.count_up_to(&text, budget)
         && tokens > filled.tokens
     {
@@ -168,6 +177,121 @@ fn top_up(
             kept_units: filled.kept_units + 1,
             omitted_units: filled.omitted_units.saturating_sub(1),
         };
+    }
+}
+
+/// What a fit is measured against: the budget, the bytes-per-token estimate and the exact
+/// counter.
+struct Room<'c> {
+    budget: usize,
+    bytes_per_token: f64,
+    counter: &'c TokenCounter,
+}
+
+/// Spends the room left when every unit fits (records cut to rows of a table: the whole
+/// document is short) on the units' fuller renderings, in rank order: the records ranked
+/// highest are shown whole, and the best one that does not fit whole shows its head. Each
+/// fuller rendering starts with the unit's own text, so nothing shown before is lost.
+/// `filled` is replaced only when the result fits the budget.
+fn show_fuller(
+    doc: &Doc<'_>,
+    order: &[usize],
+    with_overview: bool,
+    filled: &mut Filled,
+    limits: &Room<'_>,
+) {
+    let (budget, counter) = (limits.budget, limits.counter);
+    if doc.fuller.is_empty() {
+        return;
+    }
+    let selected = vec![true; doc.units.len()];
+    let base = filled.tokens;
+    let allowed = budget.saturating_sub(base) as f64;
+    let mut room = allowed * limits.bytes_per_token * 0.95;
+    // The smallest room known to overflow: growing never goes past it.
+    let mut too_big = f64::INFINITY;
+    for _ in 0..MAX_ATTEMPTS {
+        let (whole, partial) = choose_fuller(doc, order, room as usize);
+        if whole.is_empty() && partial.is_none() {
+            return;
+        }
+        let text = render(
+            doc,
+            &selected,
+            with_overview,
+            &|i| match doc.fuller.get(i) {
+                Some(fuller) => match partial {
+                    Some((unit, bytes)) if unit == i => {
+                        Cow::Owned(fuller_head(doc.text(i), fuller, bytes))
+                    }
+                    _ if whole.binary_search(&i).is_ok() => Cow::Borrowed(fuller),
+                    _ => Cow::Borrowed(doc.text(i)),
+                },
+                None => Cow::Borrowed(doc.text(i)),
+            },
+        );
+        // The room is scaled by how far the text it added fell short of, or overshot, the
+        // budget: byte estimates of whole records are rough.
+        let next = match counter.count_up_to(&text, budget) {
+            Some(tokens) => {
+                if tokens > filled.tokens {
+                    filled.text = text;
+                    filled.tokens = tokens;
+                }
+                if tokens as f64 >= budget as f64 * GOOD_FILL {
+                    return;
+                }
+                let added = tokens.saturating_sub(base).max(1) as f64;
+                (room * allowed / added * 0.97).min((room + too_big) / 2.0)
+            }
+            None => {
+                too_big = too_big.min(room);
+                let added = counter.count(&text).saturating_sub(base).max(1) as f64;
+                room * allowed / added * 0.95
+            }
+        };
+        if (next - room).abs() < room * 0.01 {
+            return;
+        }
+        room = next;
+    }
+}
+
+/// Which units to show fuller within about `room` more bytes: those that fit whole, by rank
+/// (sorted by index), and the best one that does not, with the bytes left for its head.
+fn choose_fuller(
+    doc: &Doc<'_>,
+    order: &[usize],
+    room: usize,
+) -> (Vec<usize>, Option<(usize, usize)>) {
+    let mut left = room;
+    let mut whole = Vec::new();
+    let mut first_cut = None;
+    for &u in order {
+        let Some(fuller) = doc.fuller.get(u) else {
+            continue;
+        };
+        let extra = fuller.len().saturating_sub(doc.text(u).len()) + 1;
+        if extra <= left {
+            left -= extra;
+            whole.push(u);
+        } else if first_cut.is_none() {
+            first_cut = Some(u);
+        }
+    }
+    let partial = first_cut
+        .filter(|_| left >= MIN_TOP_UP_BYTES)
+        .map(|u| (u, left));
+    whole.sort_unstable();
+    (whole, partial)
+}
+
+/// `text` whole and, after it, the head (about `bytes`) of what `fuller` adds to it: a unit's
+/// fuller rendering starts with its own text, which is never cut.
+fn fuller_head(text: &str, fuller: &str, bytes: usize) -> String {
+    match fuller.strip_prefix(text) {
+        Some(rest) => format!("{text}{}", head_of(rest, bytes)),
+        None => text.to_owned(),
     }
 }
 
@@ -261,13 +385,13 @@ fn gap_change(selected: &[bool], u: usize) -> f64 {
     }
 }
 
-/// The kept units in source order, with a marker for each run of omitted ones; a `partial`
-/// unit shows only its head of about the given bytes.
-fn render(
-    doc: &Doc<'_>,
+/// The kept units in source order, each as `text_of` gives it, with a marker for each run of
+/// omitted ones.
+fn render<'d>(
+    doc: &'d Doc<'_>,
     selected: &[bool],
     with_overview: bool,
-    partial: Option<(usize, usize)>,
+    text_of: &dyn Fn(usize) -> Cow<'d, str>,
 ) -> String {
     let mut out = String::new();
     if let Some(overview) = doc.overview.as_ref().filter(|_| with_overview) {
@@ -279,10 +403,7 @@ fn render(
     let n = doc.units.len();
     while i < n {
         if selected[i] {
-            match partial {
-                Some((unit, bytes)) if unit == i => out.push_str(&head_of(doc.text(i), bytes)),
-                _ => out.push_str(doc.text(i)),
-            }
+            out.push_str(&text_of(i));
             // The first kept line of a template says how many of its repeats were left out.
             if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
                 out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
@@ -382,7 +503,22 @@ fn marker(doc: &Doc<'_>, run: std::ops::Range<usize>, kept_around: [Option<usize
 
 #[cfg(test)]
 mod tests {
-    use super::head_of;
+    use super::{fuller_head, head_of};
+
+    #[test]
+    fn a_cut_fuller_rendering_keeps_the_whole_row() {
+        let row = "[3]: https://example.org/issues/3 | 3 | Parser rejects a trailing comma | open";
+        let fuller = format!(
+            "{row}\n[3]: {{\"title\":\"Parser rejects a trailing comma\",\"body\":\"{}\"}}",
+            "word ".repeat(80)
+        );
+        let head = fuller_head(row, &fuller, 60);
+        assert!(head.starts_with(row), "{head}");
+        assert!(head.ends_with('…'), "{head}");
+        assert!(head.len() < row.len() + 70, "{head}");
+        // A rendering that does not start with the row is never shown in its place.
+        assert_eq!(fuller_head(row, "something else", 60), row);
+    }
 
     #[test]
     fn a_cut_unit_ends_at_a_word_and_says_it_was_cut() {

@@ -162,6 +162,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         units,
         noun: "rows",
         fields,
+        fuller: Default::default(),
     }
 }
 

@@ -128,6 +128,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         )),
         noun: "lines",
         fields: Vec::new(),
+        fuller: Default::default(),
     };
     if let Some(query) = query.filter(|q| !q.exact.is_empty()) {
         boost_named(&mut doc, &files, query, NAMED_FILE_PRIOR, true);

@@ -151,6 +151,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         overview: None,
         noun: "lines",
         fields,
+        fuller: Default::default(),
     }
 }
 

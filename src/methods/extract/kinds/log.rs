@@ -139,6 +139,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         overview: Some(overview),
         noun: "lines",
         fields: Vec::new(),
+        fuller: Default::default(),
     }
 }
 

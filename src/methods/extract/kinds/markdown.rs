@@ -26,6 +26,7 @@ pub(crate) fn build(source: Cow<'_, str>, kind: ContentKind) -> Doc<'_> {
         overview: None,
         noun: "lines",
         fields: Vec::new(),
+        fuller: Default::default(),
     }
 }
 

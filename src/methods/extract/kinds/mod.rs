@@ -98,6 +98,7 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
     for field in &mut doc.fields {
         field.renumber(&new_index);
     }
+    doc.fuller.renumber(&new_index);
     doc.units = units;
 }
 

@@ -171,6 +171,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         overview: None,
         noun: "lines",
         fields: Vec::new(),
+        fuller: Default::default(),
     }
 }
 

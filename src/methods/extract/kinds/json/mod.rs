@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::methods::extract::detect::ContentKind;
-use crate::methods::extract::doc::{Doc, Field, Level, Unit};
+use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod project;
@@ -22,7 +22,7 @@ mod window;
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
 
-use render::{for_each_scalar, named_values, render_within};
+use render::{approx_len, for_each_scalar, named_values, render_within};
 use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
 
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
@@ -42,6 +42,10 @@ const MIN_PROJECTION_BYTES: usize = 600;
 const DESCENT_FACTOR: usize = 2;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Rows of a table are given their record in full (for the room left when the whole document
+/// fits) only while the document so far is up to this many times the largest unit: about
+/// twice the budget, past which it cannot fit whole.
+const FULLER_SOURCE_FACTOR: usize = 10;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -108,6 +112,8 @@ struct Builder<'q> {
     source: String,
     units: Vec<Unit>,
     fields: Vec<Field>,
+    /// Records shown as a row of a table, in full: for the room left when every unit fits.
+    fuller: Fuller,
     query: Option<&'q Query>,
     max_unit_bytes: usize,
     blocks: u32,
@@ -123,6 +129,7 @@ impl<'q> Builder<'q> {
             source: String::new(),
             units: Vec::new(),
             fields: Vec::new(),
+            fuller: Fuller::default(),
             query,
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
@@ -142,6 +149,7 @@ impl<'q> Builder<'q> {
             overview: None,
             noun: "items",
             fields: self.fields,
+            fuller: self.fuller,
         }
     }
 
@@ -434,24 +442,21 @@ impl<'q> Builder<'q> {
             self.query
                 .is_some_and(|q| q.mentions(k) || names_every_word(q, k))
         });
-        let body = match (table, projected) {
+        let (body, whole) = match (table, projected) {
             (Some(table), None) if named == 0 && !key_named && level != Level::Error => {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
                 let row = table.row(item);
                 if table.singles_out(item, self.query, &row) {
-                    usual
+                    (usual, None)
                 } else {
-                    row
+                    (row, Some(usual))
                 }
             }
-            (_, projected) => projected.unwrap_or(usual),
+            (_, projected) => (projected.unwrap_or(usual), None),
         };
-        let text = if label.is_empty() {
-            body
-        } else {
-            labelled(&format!("{path}{label}"), &body)
-        };
+        let label = format!("{path}{label}");
+        let text = labelled(&label, &body);
         let prior = if level == Level::Error {
             ERROR_PRIOR
         } else {
@@ -471,6 +476,14 @@ impl<'q> Builder<'q> {
                 ..Unit::default()
             },
         );
+        // Only while the document may still fit whole: past that no row is ever shown in full.
+        if let Some(whole) = whole
+            && self.source.len() <= FULLER_SOURCE_FACTOR * self.max_unit_bytes
+        {
+            // The row first, so a head of this keeps what the row shows; then the whole record.
+            self.fuller
+                .push(unit, &format!("{text}\n{}", labelled(&label, &whole)));
+        }
         for_each_scalar(item, "", 0, &mut |key, value| {
             if stats.is_silent(key) {
                 return;
@@ -579,44 +592,6 @@ fn is_record_array(is_object: impl Iterator<Item = bool>) -> bool {
         (n + 1, objects + usize::from(object))
     });
     n >= 2 && objects * 10 >= n * 8
-}
-
-/// The compact length of `v`, counted only up to a little past `limit`.
-pub(super) fn approx_len(v: &Value, limit: usize) -> usize {
-    fn go(v: &Value, limit: usize, acc: &mut usize) {
-        if *acc > limit {
-            return;
-        }
-        match v {
-            Value::Null => *acc += 4,
-            Value::Bool(_) => *acc += 5,
-            Value::Number(_) => *acc += 8,
-            Value::String(s) => *acc += s.len() + 2,
-            Value::Array(a) => {
-                *acc += 2;
-                for x in a {
-                    go(x, limit, acc);
-                    *acc += 1;
-                    if *acc > limit {
-                        return;
-                    }
-                }
-            }
-            Value::Object(m) => {
-                *acc += 2;
-                for (k, x) in m {
-                    *acc += k.len() + 4;
-                    go(x, limit, acc);
-                    if *acc > limit {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-    let mut acc = 0;
-    go(v, limit, &mut acc);
-    acc
 }
 
 #[cfg(test)]

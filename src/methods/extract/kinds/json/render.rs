@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{MAX_CATEGORY_BYTES, MIN_STRING_BYTES, approx_len, compact, json_string, summary};
+use super::{MAX_CATEGORY_BYTES, MIN_STRING_BYTES, compact, json_string, summary};
 use crate::methods::extract::query::Query;
 
 /// What stays the same while rendering one record.
@@ -320,4 +320,42 @@ pub(super) fn scalars_under(
         }
     }
     path.truncate(base);
+}
+
+/// The compact length of `v`, counted only up to a little past `limit`.
+pub(super) fn approx_len(v: &Value, limit: usize) -> usize {
+    fn go(v: &Value, limit: usize, acc: &mut usize) {
+        if *acc > limit {
+            return;
+        }
+        match v {
+            Value::Null => *acc += 4,
+            Value::Bool(_) => *acc += 5,
+            Value::Number(_) => *acc += 8,
+            Value::String(s) => *acc += s.len() + 2,
+            Value::Array(a) => {
+                *acc += 2;
+                for x in a {
+                    go(x, limit, acc);
+                    *acc += 1;
+                    if *acc > limit {
+                        return;
+                    }
+                }
+            }
+            Value::Object(m) => {
+                *acc += 2;
+                for (k, x) in m {
+                    *acc += k.len() + 4;
+                    go(x, limit, acc);
+                    if *acc > limit {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    let mut acc = 0;
+    go(v, limit, &mut acc);
+    acc
 }
