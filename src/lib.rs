@@ -13,6 +13,7 @@ pub mod policy;
 pub mod secrets;
 pub mod store;
 mod structured;
+mod sync;
 mod tokens;
 mod tool;
 

@@ -10,7 +10,8 @@
 //!   20% to the requests of the last ten seconds, plus a small reserve so that a quiet client can
 //!   still retry its occasional failure.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::sync::lock;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -133,7 +134,7 @@ impl RetryBudget {
     /// The window with slots older than `ttl` cleared.
     fn window(&self) -> std::sync::MutexGuard<'_, Window> {
         // A panic elsewhere while holding the lock leaves only counters behind, still usable.
-        let mut window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut window = lock(&self.window);
         let elapsed = window.head_started.elapsed();
         let steps = (elapsed.as_nanos() / self.slot_length.as_nanos().max(1)) as u64;
         if steps > 0 {

@@ -10,7 +10,7 @@
 //! counted and reported in one log line when the queue has drained.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressToken, ServerNotification};
 use rmcp::{Peer, RoleServer};
@@ -146,8 +146,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        // Plain data: a panic elsewhere cannot leave it half-updated.
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.queue)
     }
 }
 

@@ -4,8 +4,9 @@
 //! reports progress with is never the one the client asked with. A [`ProgressRoutes`] maps the
 //! forwarded request's token back to the original one for as long as the request runs.
 
+use crate::sync::lock;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::ProgressToken;
 
@@ -39,7 +40,7 @@ impl ProgressRoutes {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressToken>> {
         // The map holds plain data: a panic elsewhere cannot leave it half-updated.
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.routes)
     }
 }
 

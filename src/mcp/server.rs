@@ -5,8 +5,9 @@
 // revisions the proxy relays have them, and relaying them is the point.
 #![allow(deprecated)]
 
+use crate::sync::lock;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::ServerPeerInfo;
 use rmcp::model::{
@@ -90,11 +91,6 @@ impl Session {
 pub(crate) struct ProxyServer {
     shared: Arc<Shared>,
     session: Arc<Session>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Plain maps: a panic elsewhere cannot leave them half-updated.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn unexpected(result: &ServerResult) -> McpError {

@@ -7,7 +7,8 @@
 // proxy relays them for clients and servers that speak the earlier ones.
 #![allow(deprecated)]
 
-use std::sync::{Mutex, PoisonError};
+use crate::sync::lock;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -62,7 +63,7 @@ struct Setup {
 impl SessionSetup {
     /// Records a change the upstream accepted.
     pub(crate) fn accepted(&self, change: SetupChange) {
-        let mut setup = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut setup = lock(&self.state);
         match change {
             SetupChange::Level(level) => setup.level = Some(level),
             SetupChange::Subscribe(uri) => {
@@ -77,11 +78,7 @@ impl SessionSetup {
     /// The requests that set a new upstream up like the one that ended: the level first, then
     /// each subscription.
     pub(crate) fn requests(&self) -> Vec<ClientRequest> {
-        let setup = self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let setup = lock(&self.state).clone();
         let level = setup.level.map(|level| {
             ClientRequest::from(SetLevelRequest::new(SetLevelRequestParams::new(level)))
         });

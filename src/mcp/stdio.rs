@@ -7,6 +7,7 @@
 //! condensed), and a line that is too long, too deep or of the wrong shape is answered in its
 //! place: the pending request fails at once with an error that names the limit.
 
+use crate::sync::lock;
 use std::sync::Arc;
 
 use rmcp::RoleClient;
@@ -23,13 +24,6 @@ use super::lines::{
     write_in_background, write_line,
 };
 use super::tasks;
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A plain map: a panic elsewhere cannot leave it half-updated.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Newline-delimited JSON-RPC over a child's stdout (`read`) and stdin (`write`).
 #[derive(Debug)]

@@ -6,7 +6,8 @@
 //! the background, so a server that keeps crashing costs nothing while the client is idle and
 //! at most one start per backoff delay while it is busy.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use crate::sync::lock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{ClientConfig, ErrorData as McpError};
@@ -258,10 +259,7 @@ impl Supervisor {
 
     /// The peer of the newest connection, alive or not.
     pub(crate) fn latest_peer(&self) -> Option<Peer<RoleClient>> {
-        self.latest
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.latest).clone()
     }
 
     /// Starts the upstream for a client's `initialize`. Once: a second `initialize` finds it
@@ -453,8 +451,7 @@ impl Supervisor {
             settings.upstream_timeout,
         ))
         .await?;
-        *self.latest.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(connection.vitals().peer);
+        *lock(&self.latest) = Some(connection.vitals().peer);
         Ok(connection)
     }
 

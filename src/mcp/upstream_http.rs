@@ -8,6 +8,7 @@
 //! itself, the client's `tasks` capability put back, and it rewrites their answers before rmcp
 //! reads them, on whatever event stream they arrive.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -38,13 +39,6 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 type Events = BoxStream<'static, Result<Sse, SseError>>;
 type HttpError = StreamableHttpError<reqwest::Error>;
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A plain map: a panic elsewhere cannot leave it half-updated.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// rmcp's reqwest client, with the [`tasks`] rewrites.
 #[derive(Debug, Clone)]

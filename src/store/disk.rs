@@ -9,6 +9,7 @@
 //! time, which a read refreshes) until the total is under 90% of the bound; a reader that
 //! loses a race with eviction sees a miss.
 
+use crate::sync::lock;
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -195,7 +196,7 @@ impl Inner {
     /// A sweep is due on the first write (the store may hold what earlier runs left) and then
     /// every tenth of the TTL, at least a minute apart, so expired files go in good time.
     fn sweep_due(&self) -> bool {
-        let last = *self.last_sweep.lock().unwrap_or_else(|e| e.into_inner());
+        let last = *lock(&self.last_sweep);
         let every = (self.ttl / 10).max(Duration::from_secs(60));
         last.is_none_or(|at| at.elapsed() >= every)
     }
@@ -205,7 +206,7 @@ impl Inner {
             return Ok(self.approx_bytes.load(Ordering::Relaxed));
         }
         let result = self.sweep_now();
-        *self.last_sweep.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        *lock(&self.last_sweep) = Some(Instant::now());
         self.sweeping.store(false, Ordering::Release);
         result
     }

@@ -6,6 +6,7 @@
 //! background, at most every [`RETRY_PAUSE`]: once it has the shared secret, new refs are made
 //! with it, and the refs made with its own key stay readable through this process.
 
+use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -117,7 +118,7 @@ impl Keys {
             return;
         };
         {
-            let mut next_try = self.next_try.lock().unwrap_or_else(|e| e.into_inner());
+            let mut next_try = lock(&self.next_try);
             let now = Instant::now();
             if now < *next_try {
                 return;

@@ -8,7 +8,8 @@
 //! from memory, one warning names the server by host and port (never the URL, which may hold a
 //! password), and the connection is tried again after [`RETRY_AFTER`].
 
-use std::sync::{Mutex, PoisonError};
+use crate::sync::lock;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -95,7 +96,7 @@ impl RedisStore {
 
     fn link(&self) -> std::sync::MutexGuard<'_, Link> {
         // Plain state: a panic elsewhere cannot leave it half-updated.
-        self.link.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.link)
     }
 
     fn key(&self, kind: Kind, key: &str) -> String {

@@ -7,11 +7,12 @@
 //! the idle ones: a session is idle when no request came for the idle period and none is still
 //! being answered, so a long tool call is never cut off for being quiet.
 
+use crate::sync::lock;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -89,11 +90,6 @@ impl Count {
 }
 
 type Shared = Arc<Mutex<Count>>;
-
-fn lock(count: &Shared) -> std::sync::MutexGuard<'_, Count> {
-    // Counters only: a panic elsewhere cannot leave them half-updated.
-    count.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// rmcp's in-memory sessions, at most `max` at once, each closed after `idle` without a request
 /// and with none in flight.

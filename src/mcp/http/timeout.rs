@@ -7,6 +7,7 @@
 //! for the deadline), for a request's headers (hyper's `header_read_timeout` for HTTP/1), and
 //! for a request's body ([`TimedBody`]). Each gets the one `[proxy] read_timeout_ms`.
 
+use crate::sync::lock;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -113,11 +114,11 @@ impl Activity {
     }
 
     fn touch(&self) {
-        *self.0.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *lock(&self.0.last) = Instant::now();
     }
 
     fn last(&self) -> Instant {
-        *self.0.last.lock().unwrap_or_else(|e| e.into_inner())
+        *lock(&self.0.last)
     }
 
     /// Finishes once the connection has had no request in progress for `limit`: a future to
