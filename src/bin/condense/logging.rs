@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io::{self, IsTerminal, Write};
-use std::sync::Arc;
+use std::sync::LazyLock;
 
 use condense::secrets::SecretRedactor;
 use serde_json::{Map, Value};
@@ -25,7 +25,7 @@ pub(crate) fn init(format: LogFormat, filter: &str, service: &str) -> anyhow::Re
             io::stderr().is_terminal(),
             std::env::var_os("NO_COLOR").as_deref(),
         ))
-        .with_writer(RedactingStderr::default());
+        .with_writer(RedactingStderr);
     match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder
@@ -49,16 +49,19 @@ fn colour_wanted(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -
 /// never logs its key or payloads above `trace`, but the libraries under it log what they see:
 /// rmcp logs an unreachable upstream's whole URL, query token included.
 #[derive(Clone, Default)]
-struct RedactingStderr {
-    redactor: Arc<SecretRedactor>,
-}
+struct RedactingStderr;
+
+/// The redactor of log events, built when the first event is written: compiling its patterns
+/// takes a millisecond or more, which a run that logs nothing (most `compress` runs) must not
+/// pay at start.
+static REDACTOR: LazyLock<SecretRedactor> = LazyLock::new(SecretRedactor::new);
 
 impl<'a> MakeWriter<'a> for RedactingStderr {
     type Writer = RedactedEvent<io::Stderr>;
 
     fn make_writer(&'a self) -> Self::Writer {
         RedactedEvent {
-            redactor: Arc::clone(&self.redactor),
+            redactor: &REDACTOR,
             buffer: Vec::new(),
             out: io::stderr(),
         }
@@ -68,7 +71,7 @@ impl<'a> MakeWriter<'a> for RedactingStderr {
 /// One event's text, collected and written masked when the formatter is done with it (it asks
 /// for one writer per event, so a secret is never split across two writes).
 struct RedactedEvent<W: Write> {
-    redactor: Arc<SecretRedactor>,
+    redactor: &'static LazyLock<SecretRedactor>,
     buffer: Vec<u8>,
     out: W,
 }
@@ -182,7 +185,7 @@ mod tests {
         let mut out = Vec::new();
         {
             let mut event = RedactedEvent {
-                redactor: Arc::new(SecretRedactor::new()),
+                redactor: &REDACTOR,
                 buffer: Vec::new(),
                 out: &mut out,
             };

@@ -17,16 +17,28 @@ const RUNTIME_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_mi
 /// How long exiting waits for originals still being written to the store.
 const STORE_FLUSH_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The runtime a command runs on. `compress` and `retrieve` make one call and exit: their
+/// parallel work (the header's count, a large extraction, store writes) runs on the blocking
+/// pool, so a current-thread runtime serves them without starting (and, at exit, joining) a
+/// worker per core, about a millisecond of a cold run. The proxy serves many clients at once.
+fn runtime_for(command: &cli::Command) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match command {
+        cli::Command::Compress(_) | cli::Command::Retrieve(_) => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        #[cfg(feature = "mcp")]
+        cli::Command::Proxy(_) => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build()
+}
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     if let Err(error) = logging::init(cli.log_format, &cli.log, &cli.service) {
         eprintln!("condense: {error:#}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("condense: cannot start the async runtime: {error}");
