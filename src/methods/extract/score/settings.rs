@@ -99,11 +99,11 @@ fn is_passed_test(line: &str) -> bool {
 /// (`appendonly`) rarely are the query's.
 pub(super) fn raise_described_settings(doc: &Doc<'_>, query_scores: &mut [f32]) {
     let mut block_best = 0.0f32;
-    for u in 0..query_scores.len() {
+    for (u, s) in query_scores.iter_mut().enumerate() {
         if is_prose_comment(doc.text(u)) {
-            block_best = block_best.max(query_scores[u]);
+            block_best = block_best.max(*s);
         } else if !doc.text(u).trim_start().starts_with('#') {
-            query_scores[u] += DESCRIBED_SHARE * block_best;
+            *s += DESCRIBED_SHARE * block_best;
             block_best = 0.0;
         }
     }
