@@ -364,7 +364,8 @@ mod tests {
     use crate::methods::extract::Hints;
     use crate::methods::extract::kinds::lines::{self, Style};
 
-    fn scored(text: &str, query: &str) -> Vec<f32> {
+    /// The scores of `text` read as lines, for `query`.
+    pub(super) fn scored(text: &str, query: &str) -> Vec<f32> {
         let doc = lines::build(text, Style::Text);
         let q = Query::from_hints(&Hints::new().with_query(query));
         score(&doc, q.as_ref())

@@ -145,16 +145,8 @@ fn is_prose_comment(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::scored;
     use super::*;
-    use crate::methods::extract::Hints;
-    use crate::methods::extract::kinds::lines::{self, Style};
-    use crate::methods::extract::score::score;
-
-    fn scored(text: &str, query: &str) -> Vec<f32> {
-        let doc = lines::build(text, Style::Text);
-        let q = Query::from_hints(&Hints::new().with_query(query));
-        score(&doc, q.as_ref())
-    }
 
     #[test]
     fn a_setting_outranks_the_comment_that_describes_it() {
