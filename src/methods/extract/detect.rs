@@ -209,9 +209,14 @@ fn looks_like_html(sample: &str) -> bool {
 fn looks_like_markdown(lines: &[&str]) -> bool {
     let mut headings = 0;
     let mut marks = 0;
+    let hashed = |i: usize| lines.get(i).is_some_and(|l| l.starts_with('#'));
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_end();
-        let atx = t.starts_with('#') && t.trim_start_matches('#').starts_with(' ');
+        // A `#` line next to another is a block of comments (a config file's, a script's):
+        // markdown puts text under a heading before the next one.
+        let in_comment_block = hashed(i + 1) || (i > 0 && hashed(i - 1));
+        let atx =
+            t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
         // An underline counts when it and the line above start at the margin.
         let setext = i > 0
             && is_setext_underline(t)
@@ -449,6 +454,20 @@ mod tests {
         }
         assert_eq!(detect(&text).0, ContentKind::Text);
         let markdown = "# Title\n\nSome text: here.\n\n## Part\n\n- item: one\n- item two\n";
+        assert_eq!(detect(markdown).0, ContentKind::Markdown);
+    }
+
+    #[test]
+    fn a_config_file_of_comment_blocks_is_not_markdown() {
+        // The shape of redis.conf or java.security: prose in `#` blocks over settings.
+        let text = "# Redis configuration file example.\n#\n# Note that in order to read the \
+                    configuration file, Redis must be\n# started with the file path.\n\n\
+                    # Accept connections on the specified port, default is 6379.\n\
+                    # If port 0 is specified Redis will not listen on a TCP socket.\n\
+                    port 6379\n\n# TCP listen() backlog.\n#\n# In high requests-per-second \
+                    environments you need a high backlog.\ntcp-backlog 511\n";
+        assert_ne!(detect(text).0, ContentKind::Markdown);
+        let markdown = "# Title\n\nSome text.\n\n## Usage\n\nRun it.\n\n## Options\n\nNone.\n";
         assert_eq!(detect(markdown).0, ContentKind::Markdown);
     }
 

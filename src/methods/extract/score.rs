@@ -11,6 +11,12 @@ use super::extremes::add_field_signals;
 use super::query::Query;
 use super::terms::for_each_word_sized;
 use crate::tokens::{ceil_char_boundary, floor_char_boundary};
+use settings::{
+    add_named_keys, asks_about_passes, lower_passed_tests, lower_prose_comments,
+    raise_described_settings,
+};
+
+mod settings;
 
 /// A unit that matches the query best scores this much from BM25.
 const QUERY_WEIGHT: f32 = 10.0;
@@ -45,9 +51,21 @@ const B: f32 = 0.75;
 pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     let n = doc.units.len();
     let mut scores: Vec<f32> = doc.units.iter().map(|u| u.prior).collect();
-    let query_scores = query
+    let mut query_scores = query
         .map(|q| query_scores(doc, q))
         .unwrap_or_else(|| vec![0.0; n]);
+    // Source code keeps its comments' match: there a comment often is the answer (what a
+    // function returns, why), and its statements hold the query's identifiers themselves.
+    if matches!(doc.kind, ContentKind::Text | ContentKind::Config) {
+        raise_described_settings(doc, &mut query_scores);
+        lower_prose_comments(doc, &mut query_scores);
+    }
+    if let Some(q) = query
+        && matches!(doc.kind, ContentKind::Text | ContentKind::Log)
+        && !asks_about_passes(q)
+    {
+        lower_passed_tests(doc, &mut query_scores);
+    }
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
     }
@@ -55,6 +73,14 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
     {
         add_named_entries(doc, q, &mut scores);
+    }
+    if let Some(q) = query
+        && matches!(
+            doc.kind,
+            ContentKind::Text | ContentKind::Config | ContentKind::Code
+        )
+    {
+        add_named_keys(doc, q, &mut scores);
     }
     if doc.kind == ContentKind::Log {
         add_template_rarity(doc, &mut scores);
@@ -338,7 +364,8 @@ mod tests {
     use crate::methods::extract::Hints;
     use crate::methods::extract::kinds::lines::{self, Style};
 
-    fn scored(text: &str, query: &str) -> Vec<f32> {
+    /// The scores of `text` read as lines, for `query`.
+    pub(super) fn scored(text: &str, query: &str) -> Vec<f32> {
         let doc = lines::build(text, Style::Text);
         let q = Query::from_hints(&Hints::new().with_query(query));
         score(&doc, q.as_ref())

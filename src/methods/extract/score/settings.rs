@@ -1,0 +1,216 @@
+//! Rules about configuration files, settings dumps and test reports: in these the answer is a
+//! setting or a failure, while the query's words sit in the comments that describe the setting
+//! and in the passed tests of the same files.
+
+use std::collections::HashMap;
+
+use super::super::doc::Doc;
+use super::super::query::Query;
+
+/// The share of its query match a passed test's line keeps.
+const PASSED_TEST_SHARE: f32 = 0.3;
+/// A setting whose key is made of query words.
+const NAMED_KEY_WEIGHT: f32 = 3.0;
+/// A key that appears more often than this is a field of records, not one setting.
+const MAX_NAMED_KEY_REPEATS: usize = 2;
+/// The share of a comment block's query match the setting under it gains.
+const DESCRIBED_SHARE: f32 = 0.8;
+/// Keys of settings are short; a longer run before `=` or `:` is something else.
+const MAX_KEY_BYTES: usize = 64;
+/// The share of its query match a comment line of prose keeps.
+const PROSE_COMMENT_SHARE: f32 = 0.5;
+
+/// In a dump of settings (`sysconfig`, `.properties`, `key = value` files) the line whose key
+/// is made of the query's words is the one asked about, not the many whose longer keys contain
+/// one of them: `CFLAGS = …` for "CFLAGS", not `PY_CFLAGS = …`.
+pub(super) fn add_named_keys(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+    let keys: Vec<Option<&str>> = (0..doc.units.len())
+        .map(|u| setting_key(doc.text(u)))
+        .collect();
+    let mut repeats: HashMap<&str, usize> = HashMap::new();
+    for key in keys.iter().flatten() {
+        *repeats.entry(key).or_default() += 1;
+    }
+    let mut buf = String::new();
+    for (s, key) in scores.iter_mut().zip(&keys) {
+        // A key every record has (`version = …` of a lock file) names none of them.
+        let Some(key) = key.filter(|k| repeats[k] <= MAX_NAMED_KEY_REPEATS) else {
+            continue;
+        };
+        let mut words = 0;
+        let mut named = 0;
+        crate::methods::extract::terms::for_each_word(key, &mut buf, |w| {
+            words += 1;
+            named += usize::from(query.word_index(w).is_some());
+        });
+        if words > 0 && named == words {
+            *s += NAMED_KEY_WEIGHT;
+        }
+    }
+}
+
+/// The key of a one-line `key = value`, `key=value` or `key: value` setting, indented or not.
+fn setting_key(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let at = t.find(['=', ':'])?;
+    let key = t[..at].trim_end();
+    let identifier = !key.is_empty()
+        && key.len() <= MAX_KEY_BYTES
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    (identifier && !t.contains('\n')).then_some(key)
+}
+
+/// A test run's line for a passed test (`PASSED t.py::T::test_x`, `test x ... ok`) names the
+/// same files and tests as its failures, and a report lists hundreds: unless the query asks
+/// about passes, such lines keep a share of their match and the failures come first.
+pub(super) fn lower_passed_tests(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    for (u, s) in query_scores.iter_mut().enumerate() {
+        if *s > 0.0 && is_passed_test(doc.text(u)) {
+            *s *= PASSED_TEST_SHARE;
+        }
+    }
+}
+
+/// Whether the query is about tests that passed.
+pub(super) fn asks_about_passes(query: &Query) -> bool {
+    ["pass", "passed", "passes", "passing", "succeeded"]
+        .iter()
+        .any(|w| query.words.contains_key(*w))
+}
+
+/// Whether `line` reports one passed test, as pytest (`-v`, `-rA`), cargo test, go test or
+/// jest print it.
+fn is_passed_test(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("PASSED ")
+        || t.starts_with("--- PASS: ")
+        || t.starts_with("✓ ")
+        || t.starts_with("√ ")
+        || (t.starts_with("test ") && t.ends_with(" ... ok"))
+        || t.split_once(" PASSED").is_some_and(|(test, rest)| {
+            test.contains("::") && (rest.is_empty() || rest.trim_start().starts_with('['))
+        })
+}
+
+/// A block of prose comments documents the line under it (`# … the append only file …` over
+/// `appendonly no`): that line gains a share of the block's best match, since its own words
+/// (`appendonly`) rarely are the query's.
+pub(super) fn raise_described_settings(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    let mut block_best = 0.0f32;
+    for (u, s) in query_scores.iter_mut().enumerate() {
+        if is_prose_comment(doc.text(u)) {
+            block_best = block_best.max(*s);
+        } else if !doc.text(u).trim_start().starts_with('#') {
+            *s += DESCRIBED_SHARE * block_best;
+            block_best = 0.0;
+        }
+    }
+}
+
+/// A comment line of prose (`# Accept connections on the specified port`) describes a setting
+/// or a statement with the query's words; the setting itself (`port 6379`) is the answer. Such
+/// comments keep a share of their match, so the lines they describe come first. A commented-out
+/// setting (`#work_mem = 4MB`, a default) is not prose and keeps its match.
+pub(super) fn lower_prose_comments(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    for (u, s) in query_scores.iter_mut().enumerate() {
+        if *s > 0.0 && is_prose_comment(doc.text(u)) {
+            *s *= PROSE_COMMENT_SHARE;
+        }
+    }
+}
+
+/// Whether `line` is one comment line (`#`, `;` or `//`) whose text is not a `key = value`
+/// or `key=value` setting.
+fn is_prose_comment(line: &str) -> bool {
+    let t = line.trim_start();
+    let Some(body) = ["//", "#", ";"].iter().find_map(|m| t.strip_prefix(m)) else {
+        return false;
+    };
+    if body.contains('\n') {
+        return false;
+    }
+    let body = body.trim_start_matches(['#', ';', '/']).trim();
+    let setting = body.split_once('=').is_some_and(|(key, _)| {
+        let key = key.trim_end();
+        !key.is_empty()
+            && !key.contains(' ')
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-[]".contains(&b))
+    });
+    !setting && body.split_whitespace().count() >= 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::scored;
+    use super::*;
+
+    #[test]
+    fn a_setting_outranks_the_comment_that_describes_it() {
+        // The shape of postgresql.conf and redis.conf: prose comments above and beside settings.
+        let text = "# The TCP port the server listens on; the default port is 5432.\n\
+                    port = 5432\n\
+                    #port = 5433\n\
+                    # Other settings follow.\n";
+        let s = scored(text, "which port does the server listen on");
+        assert!(s[1] > s[0], "{s:?}");
+        let s = scored(
+            "# Whether the append only file is written.\nappendonly no\nlogfile x.log\n",
+            "is append only persistence on",
+        );
+        assert!(s[1] > s[2], "the documented setting gains: {s:?}");
+        assert!(is_prose_comment(
+            "; Sets the maximum time between checkpoints"
+        ));
+        assert!(!is_prose_comment("#work_mem = 4MB"));
+        assert!(!is_prose_comment("jdk.tls.disabledAlgorithms=SSLv3, TLSv1"));
+    }
+
+    #[test]
+    fn a_setting_named_by_the_query_outranks_longer_keys_holding_its_word() {
+        // The shape of `python3 -m sysconfig`: tab-indented `KEY = "value"` lines.
+        let text = "\tBASECFLAGS = \"-Wsign-compare\"\n\tCFLAGS = \"-O3 -Wall\"\n\
+                    \tCONFIGURE_CFLAGS = \"\"\n\tPY_CFLAGS = \"-O3 -Wall\"\n";
+        let s = scored(text, "which CFLAGS was this built with");
+        assert!((0..4).all(|u| u == 1 || s[1] > s[u]), "{s:?}");
+        let lock = "name = \"a\"\nversion = \"1\"\nname = \"b\"\nversion = \"2\"\n\
+                    name = \"c\"\nversion = \"3\"\n";
+        let s = scored(lock, "which versions are locked");
+        let plain = scored(
+            &lock.replace("version", "vers"),
+            "which versions are locked",
+        );
+        assert!(
+            s[1] - plain[1] < NAMED_KEY_WEIGHT,
+            "a record field is not named: {s:?}"
+        );
+        assert_eq!(setting_key("keystore.type=pkcs12"), Some("keystore.type"));
+        assert_eq!(setting_key("Accept connections: yes or no"), None);
+    }
+
+    #[test]
+    fn failures_outrank_passes_of_the_same_tests() {
+        // The shape of `pytest -rA`: a failure's `E` line, then the short summary.
+        let text = "E       AttributeError: 'Addr' object has no attribute 'mapped'\n\
+                    test_addr.py:307: AttributeError\n\
+                    PASSED test_addr.py::AddressTest::test_format\n\
+                    PASSED test_addr.py::AddressTest::test_pickle\n\
+                    FAILED test_addr.py::AddressTest::test_mapped - AttributeError\n";
+        let s = scored(
+            text,
+            "which tests in test_addr.py failed and with which errors",
+        );
+        assert!(s[0] > s[2] && s[4] > s[3], "{s:?}");
+        assert!(is_passed_test("test parse::tests::empty ... ok"));
+        assert!(is_passed_test("tests/test_x.py::test_y PASSED    [ 50%]"));
+        assert!(is_passed_test("--- PASS: TestSplit (0.00s)"));
+        assert!(!is_passed_test(
+            "FAILED tests/test_x.py::test_y - PASSED was expected"
+        ));
+        let passes = scored(text, "which tests in test_addr.py passed");
+        assert!(passes[2] > passes[0], "{passes:?}");
+    }
+}
