@@ -17,14 +17,21 @@
 //! text: a fact quoted from it (`<version>1.2</version>`, `api_field: x.y`) is kept verbatim,
 //! and those documents get their context from indentation already.
 
+mod columns;
 pub(crate) mod noise;
+mod records;
 mod sections;
+mod source;
+mod stanzas;
 mod xml;
 mod yaml;
 
 use serde_json::Value;
 
 use super::detect::ContentKind;
+use super::doc::Doc;
+use super::query::Query;
+use records::LineRecords;
 
 pub(crate) use sections::{build as build_sections, looks_like_sections};
 
@@ -37,9 +44,10 @@ const MIN_RECORDS: usize = 5;
 /// document to be read as records.
 const MIN_RECORD_SHARE: usize = 50;
 
-/// The tree of `text` when it is XML or block YAML whose bulk is one list of records, with the
-/// kind it was read as; `None` when it is neither, when the parser gave up, or when the
-/// document is better read as lines.
+/// The tree of `text` when its bulk is one list of records, read as `kind`: XML, block YAML,
+/// RFC 822 stanzas ([`ContentKind::Text`]) or a table of aligned columns
+/// ([`ContentKind::Csv`]); `None` when it is none of these, when the parser gave up, or when
+/// the document is better read as lines.
 pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
     if text.len() > PARSE_WHOLE_BYTES {
         return None;
@@ -48,10 +56,44 @@ pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
         // XHTML is a page, read as one.
         ContentKind::Xml => xml::parse(text).filter(|v| v.get("html").is_none())?,
         ContentKind::Yaml => yaml::parse(text)?,
-        _ => return None,
+        _ => line_records(text, kind)?.to_value(text),
     };
     let (total, records) = leaves(&value);
     (records * 100 >= total.max(1) * MIN_RECORD_SHARE).then_some(value)
+}
+
+/// The records of a line format (stanzas for [`ContentKind::Text`], aligned columns for
+/// [`ContentKind::Csv`]) with every field's place in `text`.
+fn line_records(text: &str, kind: ContentKind) -> Option<LineRecords> {
+    match kind {
+        ContentKind::Text => stanzas::parse(text),
+        ContentKind::Csv => columns::parse(text),
+        _ => None,
+    }
+}
+
+/// Cuts `text`, which [`parse_records`] read as a list of records of a line format, into
+/// units that are its own lines (see [`source`]); `None` when it is not such a list.
+pub(crate) fn build_line_records<'a>(
+    text: &'a str,
+    kind: ContentKind,
+    query: Option<&Query>,
+) -> Option<Doc<'a>> {
+    line_records(text, kind).map(|list| source::build(text, &list, kind, query))
+}
+
+/// Whether the sample `lines` (non-blank) start like RFC 822 stanzas: `Key: value` fields at
+/// the margin and indented continuation lines, the first line a field. A cheap test before
+/// the whole text is read as stanzas.
+pub(crate) fn starts_like_stanzas(lines: &[&str]) -> bool {
+    stanzas::starts_like(lines)
+}
+
+/// Whether the sample `lines` (non-blank) start like a table of aligned columns: a header
+/// line of at least three names apart by runs of spaces. A cheap test before the whole text
+/// is read as a table.
+pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
+    columns::starts_like(lines)
 }
 
 pub(crate) use yaml::starts_like_yaml;

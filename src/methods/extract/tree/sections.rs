@@ -193,7 +193,7 @@ fn asks_for_digests(query: &Query) -> bool {
 
 /// How a query names a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Named {
+pub(super) enum Named {
     No,
     /// A word of the record's name is a query word (`poetry` of `poetry-core`).
     Partly,
@@ -203,7 +203,7 @@ enum Named {
 
 /// How `query` names the record whose header or name field is `text`: whether a word of it
 /// (split and stemmed as the scorer does) is a query word, and whether all of it is one.
-fn named_by(query: &Query, text: &str) -> Named {
+pub(super) fn named_by(query: &Query, text: &str) -> Named {
     let mut buf = String::new();
     let mut words = 0;
     let mut named = 0;
