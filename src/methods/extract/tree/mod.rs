@@ -23,6 +23,7 @@ mod records;
 mod sections;
 mod source;
 mod stanzas;
+mod toml;
 mod xml;
 mod yaml;
 
@@ -45,7 +46,7 @@ const MIN_RECORDS: usize = 5;
 const MIN_RECORD_SHARE: usize = 50;
 
 /// The tree of `text` when its bulk is one list of records, read as `kind`: XML, block YAML,
-/// RFC 822 stanzas ([`ContentKind::Text`]) or a table of aligned columns
+/// TOML or INI ([`ContentKind::Config`]), RFC 822 stanzas ([`ContentKind::Text`]) or a table of aligned columns
 /// ([`ContentKind::Csv`]); `None` when it is none of these, when the parser gave up, or when
 /// the document is better read as lines.
 pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
@@ -56,6 +57,7 @@ pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
         // XHTML is a page, read as one.
         ContentKind::Xml => xml::parse(text).filter(|v| v.get("html").is_none())?,
         ContentKind::Yaml => yaml::parse(text)?,
+        ContentKind::Config => toml::parse(text)?,
         _ => line_records(text, kind)?.to_value(text),
     };
     let (total, records) = leaves(&value);
@@ -146,6 +148,31 @@ mod tests {
         assert!(looks_like_xml(&text));
         let value = parse_records(&text, ContentKind::Xml).unwrap();
         assert_eq!(value["testsuite"]["testcase"][7]["name"], "case7");
+    }
+
+    #[test]
+    fn lock_files_stanzas_and_tables_are_lists_of_records() {
+        let lock: String = (0..6)
+            .map(|i| format!("[[package]]\nname = \"p{i}\"\nversion = \"1.{i}\"\n\n"))
+            .collect();
+        let value = parse_records(&format!("version = 4\n\n{lock}"), ContentKind::Config).unwrap();
+        assert_eq!(value["package"][5]["version"], "1.5");
+        let manifest = "[package]\nname = \"x\"\n[dependencies]\na = \"1\"\nb = \"2\"\n";
+        assert!(parse_records(manifest, ContentKind::Config).is_none());
+        let stanzas: String = (0..5)
+            .map(|i| format!("Name: p{i}\nVersion: {i}\n\n"))
+            .collect();
+        assert_eq!(
+            parse_records(&stanzas, ContentKind::Text).unwrap()[4]["Name"],
+            "p4"
+        );
+        let table: String = std::iter::once("NAME    STATUS   AGE\n".to_owned())
+            .chain((0..5).map(|i| format!("pod-{i}   Running  {i}d\n")))
+            .collect();
+        assert_eq!(
+            parse_records(&table, ContentKind::Csv).unwrap()[2]["AGE"],
+            "2d"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! repeated `[[table]]`, its name) → the section header.
 
 use super::noise::opaque_share;
+use super::source::key_named;
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Level, Unit};
 use crate::methods::extract::query::Query;
@@ -153,6 +154,13 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 Named::Partly => NAMED_RECORD_PRIOR,
                 Named::Exactly => EXACTLY_NAMED_PRIOR,
             };
+            // In a record the query names, the fields it names come first: the record is
+            // projected to what the query touches, as a JSON record is.
+            if record_named != Named::No
+                && let (Some(q), Some(at)) = (query, line.find(['=', ':']))
+            {
+                unit.prior += key_named(q, &line[..at]);
+            }
         }
         // A digest is noise unless the query asks for the digests of the record it names.
         let asked = record_named == Named::Exactly && wants_digests;
@@ -359,6 +367,11 @@ description = "Python package for providing Mozilla's CA Bundle."
         assert!(
             doc.units[find("version = \"2025.8.3\"")].prior
                 > doc.units[find("version = \"0.14.3\"")].prior
+        );
+        // In that record, the field the query names comes first.
+        assert!(
+            doc.units[find("version = \"2025.8.3\"")].prior
+                > doc.units[find("description = \"Python package")].prior
         );
     }
 

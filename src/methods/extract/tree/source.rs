@@ -213,7 +213,7 @@ fn roles(list: &LineRecords) -> Vec<(usize, Role)> {
 
 /// How much of `key` the query names: [`NAMED_KEY_PRIOR`] times the share of the key's words
 /// that are query words.
-fn key_named(query: &Query, key: &str) -> f32 {
+pub(super) fn key_named(query: &Query, key: &str) -> f32 {
     let mut buf = String::new();
     let (mut words, mut named) = (0usize, 0usize);
     for_each_word(key, &mut buf, |w| {
