@@ -1,6 +1,6 @@
-//! XML, YAML, RFC 822 stanzas, aligned tables and TOML read as trees: any text after a start
-//! that makes a list of records, so that the lenient parsers see arbitrary input where it
-//! matters; never a panic, never more than the budget.
+//! XML, YAML, RFC 822 stanzas and aligned tables read as trees, and TOML lock files read by
+//! sections: any text after a start that makes a list of records, so that the lenient readers
+//! see arbitrary input where it matters; never a panic, never more than the budget.
 #![no_main]
 
 use condense::TokenCounter;

@@ -164,13 +164,13 @@ mod tests {
 
     #[test]
     fn aligned_columns_are_records_keyed_by_the_header() {
-        // `sqlite3 -header -column` on a small table.
-        let text = "id  name        kind      size_kb\n--  ----------  --------  -------\n1   alpha       service        12\n2   beta gamma  worker       1204\n3   delta       service         7\n4   epsilon     cron           88\n5   zeta        worker          3\n6   eta         service       640\n";
+        // `sqlite3 -header -column` (3.40) on a small table, trailing blanks as printed.
+        let text = "id  name        kind     size_kb\n--  ----------  -------  -------\n1   alpha       service  12     \n2   beta gamma  worker   1204   \n3   delta       service  7      \n4   epsilon     cron     88     \n5   zeta        worker   3      \n6   eta         service  640    \n";
         let list = parse(text).unwrap();
         // The dashes under the header are its frame, not a row.
         assert_eq!(
             &text[list.header.clone().unwrap()],
-            "id  name        kind      size_kb\n--  ----------  --------  -------"
+            "id  name        kind     size_kb\n--  ----------  -------  -------"
         );
         let value = list.to_value(text);
         assert_eq!(value[1]["name"], "beta gamma");
@@ -180,12 +180,16 @@ mod tests {
 
     #[test]
     fn a_header_with_spaces_in_its_names_and_right_aligned_numbers() {
-        // `df -h` on this machine, trimmed.
-        let text = "Filesystem      Size  Used Avail Use% Mounted on\noverlay          98G   61G   33G  66% /\ntmpfs            64M     0   64M   0% /dev\nshm              64M     0   64M   0% /dev/shm\n/dev/sda1        98G   61G   33G  66% /etc/hosts\ntmpfs            12G     0   12G   0% /proc/acpi\n";
+        // `df -h` on this machine, its first rows.
+        let text = "Filesystem               Size  Used Avail Use% Mounted on\ndevtmpfs                  12G     0   12G   0% /dev\ntmpfs                     24G     0   24G   0% /dev/shm\n/dev/vda                 252G   78G   14G  86% /\nmodel_tools_unavailable  4.0K     0  4.0K   0% /mnt/sandboxing/model_tools_env/v1/python\ntmpfs                     12G     0   12G   0% /sys/fs/cgroup\n";
         let value = parse(text).unwrap().to_value(text);
-        assert_eq!(value[3]["Mounted on"], "/etc/hosts");
+        assert_eq!(
+            value[3]["Mounted on"],
+            "/mnt/sandboxing/model_tools_env/v1/python"
+        );
         assert_eq!(value[1]["Used"], "0");
-        assert_eq!(value[0]["Use%"], "66%");
+        assert_eq!(value[2]["Size"], "252G");
+        assert_eq!(value[2]["Use%"], "86%");
     }
 
     #[test]

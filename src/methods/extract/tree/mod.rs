@@ -8,14 +8,16 @@
 //! record's name), and a value that spans lines hangs under its key. Kept lines are emitted
 //! byte for byte, so a fact quoted from the file is still there verbatim.
 //!
-//! XML and block YAML are read by lenient parsers ([`xml`], [`yaml`]) into the same tree JSON
-//! parses to (a `serde_json::Value`, keys in document order). A document whose bulk is one
-//! list of records (a JUnit report's test cases, `kubectl get -o yaml` items) is then cut
-//! by the JSON path: query-guided descent, projection of each record to the fields the query
-//! touches, and a table for uniform records. Any other document (a POM's properties, a
-//! flags file, `dpkg -s` stanzas) keeps the line reader, whose lines are the document's own
-//! text: a fact quoted from it (`<version>1.2</version>`, `api_field: x.y`) is kept verbatim,
-//! and those documents get their context from indentation already.
+//! XML, block YAML, TOML/INI, RFC 822 stanzas and tables aligned with spaces are read by
+//! lenient parsers ([`xml`], [`yaml`], [`toml`], [`stanzas`], [`columns`]) into the same tree
+//! JSON parses to (a `serde_json::Value`, keys in document order). A document whose bulk is
+//! one list of records (a JUnit report's test cases, `kubectl get -o yaml` items, `dpkg -s`
+//! of several packages, `docker ps`) is then cut by the JSON rules: the records the query
+//! names, and in each the fields whose keys it names. XML and YAML lists go the JSON path
+//! (records rendered compactly, tables for uniform records); stanzas and aligned tables keep
+//! their own lines ([`source`]), so a fact quoted from them (`Status: install ok installed`)
+//! is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
+//! the line reader, whose lines are the document's own text.
 
 mod columns;
 pub(crate) mod noise;

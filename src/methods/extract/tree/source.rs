@@ -312,4 +312,30 @@ mod tests {
         assert!(prior("Installed-Size: 2303") > prior("Version: 3.0.17"));
         assert!(prior("Version: 3.0.17") > prior("Version: 1:1.2.13"));
     }
+
+    #[test]
+    fn a_table_keeps_its_header_and_frame_as_one_pinned_unit_and_rows_whole() {
+        let text = "id  name        kind\n--  ----------  -------\n1   alpha       service\n2   beta gamma  worker\n3   delta       service\n4   epsilon     cron\n5   zeta        worker\n";
+        let list = super::super::columns::parse(text).unwrap();
+        let doc = build(text, &list, ContentKind::Csv, None);
+        assert!(doc.units[0].pinned);
+        assert_eq!(doc.text(0), "id  name        kind\n--  ----------  -------");
+        assert_eq!(doc.units.len(), 6);
+        assert_eq!(doc.text(2), "2   beta gamma  worker");
+        // The `kind` column's values are compared: `cron` is the rare one.
+        assert!(!doc.fields.is_empty());
+    }
+
+    #[test]
+    fn the_named_field_of_the_named_stanza_survives_a_small_budget() {
+        let counter = crate::TokenCounter::default();
+        let hints = Hints::new().with_query("what is the installed size of openssl?");
+        let text = DPKG
+            .repeat(3)
+            .replace("Package: zlib1g\n", "Package: zlib\n");
+        let text = text.replacen("Package: openssl", "Package: libssl", 2);
+        let out = crate::methods::extract::extract_with_stats(&text, &hints, 60, &counter);
+        assert!(out.text.contains("Installed-Size: 2303"), "{}", out.text);
+        assert!(out.text.contains("Package: openssl"), "{}", out.text);
+    }
 }
