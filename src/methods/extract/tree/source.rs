@@ -33,6 +33,8 @@ const OPAQUE_PENALTY: f32 = 1.5;
 const OPAQUE_SHARE: f32 = 0.4;
 /// Values longer than this are content, not categories: they feed no rarity.
 const MAX_CATEGORY_BYTES: usize = 64;
+/// A category's values are held by this many records each, on average.
+const MIN_SHARE_PER_CATEGORY: usize = 4;
 /// A key must be in this many records for its values to be compared.
 const MIN_FIELD_RECORDS: usize = 5;
 
@@ -229,6 +231,17 @@ pub(super) fn key_named(query: &Query, key: &str) -> f32 {
     }
 }
 
+/// Whether a key's values are categories: few values shared by many records (a status, a
+/// section, an architecture), whose rare ones stand out. A value per record or per few (a
+/// homepage, a maintainer) says nothing by its rarity, and raising its lines fills the
+/// output with them.
+fn is_category(values: &[(usize, &str)]) -> bool {
+    let mut distinct: Vec<&str> = values.iter().map(|&(_, v)| v).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct.len() * MIN_SHARE_PER_CATEGORY <= values.len()
+}
+
 /// The values of every key held by enough records, as fields: numbers when nearly all of
 /// them read as one, short categories otherwise.
 fn fields(values: HashMap<&str, Vec<(usize, &str)>>) -> Vec<Field> {
@@ -250,7 +263,7 @@ fn fields(values: HashMap<&str, Vec<(usize, &str)>>) -> Vec<Field> {
                 for (unit, n) in numbers {
                     field.push(unit, FieldValue::Number(n));
                 }
-            } else {
+            } else if is_category(&values) {
                 for (unit, v) in values
                     .into_iter()
                     .filter(|(_, v)| v.len() <= MAX_CATEGORY_BYTES)
@@ -322,7 +335,7 @@ mod tests {
         assert_eq!(doc.text(0), "id  name        kind\n--  ----------  -------");
         assert_eq!(doc.units.len(), 6);
         assert_eq!(doc.text(2), "2   beta gamma  worker");
-        // The `kind` column's values are compared: `cron` is the rare one.
+        // The numeric column feeds extremes.
         assert!(!doc.fields.is_empty());
     }
 
