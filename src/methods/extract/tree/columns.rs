@@ -193,6 +193,17 @@ mod tests {
     }
 
     #[test]
+    fn process_lists_read_right_aligned_numbers_and_a_ragged_last_column() {
+        // `ps -o user,pid,%cpu,%mem,vsz,rss,stat,comm` on this machine, its first rows.
+        let text = "USER       PID %CPU %MEM    VSZ   RSS STAT COMMAND\nroot         1  0.4  0.0  46168 15712 S<Ll process_api\nroot         2  0.0  0.0      0     0 S    kthreadd\nroot         3  0.0  0.0      0     0 S    pool_workqueue_release\nroot         4  0.0  0.0      0     0 I<   kworker/R-rcu_gp\nroot         5  0.0  0.0      0     0 I<   kworker/R-sync_wq\nroot         6  0.0  0.0      0     0 I<   kworker/R-kvfree_rcu_reclaim\n";
+        let value = parse(text).unwrap().to_value(text);
+        assert_eq!(value[0]["RSS"], "15712");
+        assert_eq!(value[0]["STAT"], "S<Ll");
+        assert_eq!(value[5]["COMMAND"], "kworker/R-kvfree_rcu_reclaim");
+        assert_eq!(value[3]["PID"], "4");
+    }
+
+    #[test]
     fn prose_and_listings_are_not_tables() {
         let prose = "The service starts at boot and reads its configuration.\nIt then opens the socket and waits for clients to connect.\nEach client gets a worker of its own from the pool.\nWorkers exit when idle for a while.\nThe pool grows again under load.\nThat is all there is to it.\n";
         assert!(parse(prose).is_none());
