@@ -111,6 +111,13 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     if super::tree::looks_like_sections(&lines) {
         return (ContentKind::Config, None);
     }
+    // `Key: value` stanzas (`dpkg -s`, `pip show`) that are a list of records are read as
+    // that list; before YAML, whose maps they look like.
+    if super::tree::starts_like_stanzas(&lines)
+        && let Some(tree) = super::tree::parse_records(text, ContentKind::Text)
+    {
+        return (ContentKind::Text, Some(tree));
+    }
     // YAML whose bulk is a list of records is told by its tree: its long text values (a
     // package's description, a patch) can look like anything to the line tests below.
     if super::tree::starts_like_yaml(&lines)
@@ -120,6 +127,12 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     }
     if csv::looks_like_csv(&lines) {
         return (ContentKind::Csv, None);
+    }
+    // A table of columns aligned with spaces (`docker ps`, `kubectl get`, `df`).
+    if super::tree::starts_like_columns(&lines)
+        && let Some(tree) = super::tree::parse_records(text, ContentKind::Csv)
+    {
+        return (ContentKind::Csv, Some(tree));
     }
     let log_like = spread.iter().filter(|l| log::starts_entry(l)).count();
     if log_like * 10 >= spread.len() * 6 {

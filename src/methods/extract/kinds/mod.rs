@@ -27,6 +27,11 @@ pub(crate) fn build<'a>(
         (ContentKind::Json, None) => json::build_document(text, query, max_unit_bytes),
         (ContentKind::JsonLines, _) => json::build_lines(text, query, max_unit_bytes),
         (ContentKind::Log, _) => log::build(text),
+        // Stanzas and aligned tables read as a list of records keep their own lines.
+        (ContentKind::Text | ContentKind::Csv, Some(_)) => {
+            super::tree::build_line_records(text, kind, query)
+                .unwrap_or_else(|| lines::build(text, lines::Style::Text))
+        }
         (ContentKind::Csv, _) => csv::build(text),
         (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
         (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),

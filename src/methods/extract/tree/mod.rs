@@ -8,23 +8,33 @@
 //! record's name), and a value that spans lines hangs under its key. Kept lines are emitted
 //! byte for byte, so a fact quoted from the file is still there verbatim.
 //!
-//! XML and block YAML are read by lenient parsers ([`xml`], [`yaml`]) into the same tree JSON
-//! parses to (a `serde_json::Value`, keys in document order). A document whose bulk is one
-//! list of records (a JUnit report's test cases, `kubectl get -o yaml` items) is then cut
-//! by the JSON path: query-guided descent, projection of each record to the fields the query
-//! touches, and a table for uniform records. Any other document (a POM's properties, a
-//! flags file, `dpkg -s` stanzas) keeps the line reader, whose lines are the document's own
-//! text: a fact quoted from it (`<version>1.2</version>`, `api_field: x.y`) is kept verbatim,
-//! and those documents get their context from indentation already.
+//! XML, block YAML, TOML/INI, RFC 822 stanzas and tables aligned with spaces are read by
+//! lenient parsers ([`xml`], [`yaml`], [`toml`], [`stanzas`], [`columns`]) into the same tree
+//! JSON parses to (a `serde_json::Value`, keys in document order). A document whose bulk is
+//! one list of records (a JUnit report's test cases, `kubectl get -o yaml` items, `dpkg -s`
+//! of several packages, `docker ps`) is then cut by the JSON rules: the records the query
+//! names, and in each the fields whose keys it names. XML and YAML lists go the JSON path
+//! (records rendered compactly, tables for uniform records); stanzas and aligned tables keep
+//! their own lines ([`source`]), so a fact quoted from them (`Status: install ok installed`)
+//! is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
+//! the line reader, whose lines are the document's own text.
 
+mod columns;
 pub(crate) mod noise;
+mod records;
 mod sections;
+mod source;
+mod stanzas;
+mod toml;
 mod xml;
 mod yaml;
 
 use serde_json::Value;
 
 use super::detect::ContentKind;
+use super::doc::Doc;
+use super::query::Query;
+use records::LineRecords;
 
 pub(crate) use sections::{build as build_sections, looks_like_sections};
 
@@ -37,9 +47,10 @@ const MIN_RECORDS: usize = 5;
 /// document to be read as records.
 const MIN_RECORD_SHARE: usize = 50;
 
-/// The tree of `text` when it is XML or block YAML whose bulk is one list of records, with the
-/// kind it was read as; `None` when it is neither, when the parser gave up, or when the
-/// document is better read as lines.
+/// The tree of `text` when its bulk is one list of records, read as `kind`: XML, block YAML,
+/// TOML or INI ([`ContentKind::Config`]), RFC 822 stanzas ([`ContentKind::Text`]) or a table of aligned columns
+/// ([`ContentKind::Csv`]); `None` when it is none of these, when the parser gave up, or when
+/// the document is better read as lines.
 pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
     if text.len() > PARSE_WHOLE_BYTES {
         return None;
@@ -48,10 +59,45 @@ pub(crate) fn parse_records(text: &str, kind: ContentKind) -> Option<Value> {
         // XHTML is a page, read as one.
         ContentKind::Xml => xml::parse(text).filter(|v| v.get("html").is_none())?,
         ContentKind::Yaml => yaml::parse(text)?,
-        _ => return None,
+        ContentKind::Config => toml::parse(text)?,
+        _ => line_records(text, kind)?.to_value(text),
     };
     let (total, records) = leaves(&value);
     (records * 100 >= total.max(1) * MIN_RECORD_SHARE).then_some(value)
+}
+
+/// The records of a line format (stanzas for [`ContentKind::Text`], aligned columns for
+/// [`ContentKind::Csv`]) with every field's place in `text`.
+fn line_records(text: &str, kind: ContentKind) -> Option<LineRecords> {
+    match kind {
+        ContentKind::Text => stanzas::parse(text),
+        ContentKind::Csv => columns::parse(text),
+        _ => None,
+    }
+}
+
+/// Cuts `text`, which [`parse_records`] read as a list of records of a line format, into
+/// units that are its own lines (see [`source`]); `None` when it is not such a list.
+pub(crate) fn build_line_records<'a>(
+    text: &'a str,
+    kind: ContentKind,
+    query: Option<&Query>,
+) -> Option<Doc<'a>> {
+    line_records(text, kind).map(|list| source::build(text, &list, kind, query))
+}
+
+/// Whether the sample `lines` (non-blank) start like RFC 822 stanzas: `Key: value` fields at
+/// the margin and indented continuation lines, the first line a field. A cheap test before
+/// the whole text is read as stanzas.
+pub(crate) fn starts_like_stanzas(lines: &[&str]) -> bool {
+    stanzas::starts_like(lines)
+}
+
+/// Whether the sample `lines` (non-blank) start like a table of aligned columns: a header
+/// line of at least three names apart by runs of spaces. A cheap test before the whole text
+/// is read as a table.
+pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
+    columns::starts_like(lines)
 }
 
 pub(crate) use yaml::starts_like_yaml;
@@ -104,6 +150,31 @@ mod tests {
         assert!(looks_like_xml(&text));
         let value = parse_records(&text, ContentKind::Xml).unwrap();
         assert_eq!(value["testsuite"]["testcase"][7]["name"], "case7");
+    }
+
+    #[test]
+    fn lock_files_stanzas_and_tables_are_lists_of_records() {
+        let lock: String = (0..6)
+            .map(|i| format!("[[package]]\nname = \"p{i}\"\nversion = \"1.{i}\"\n\n"))
+            .collect();
+        let value = parse_records(&format!("version = 4\n\n{lock}"), ContentKind::Config).unwrap();
+        assert_eq!(value["package"][5]["version"], "1.5");
+        let manifest = "[package]\nname = \"x\"\n[dependencies]\na = \"1\"\nb = \"2\"\n";
+        assert!(parse_records(manifest, ContentKind::Config).is_none());
+        let stanzas: String = (0..5)
+            .map(|i| format!("Name: p{i}\nVersion: {i}\n\n"))
+            .collect();
+        assert_eq!(
+            parse_records(&stanzas, ContentKind::Text).unwrap()[4]["Name"],
+            "p4"
+        );
+        let table: String = std::iter::once("NAME    STATUS   AGE\n".to_owned())
+            .chain((0..5).map(|i| format!("pod-{i}   Running  {i}d\n")))
+            .collect();
+        assert_eq!(
+            parse_records(&table, ContentKind::Csv).unwrap()[2]["AGE"],
+            "2d"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! repeated `[[table]]`, its name) → the section header.
 
 use super::noise::opaque_share;
+use super::source::key_named;
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Level, Unit};
 use crate::methods::extract::query::Query;
@@ -153,6 +154,13 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 Named::Partly => NAMED_RECORD_PRIOR,
                 Named::Exactly => EXACTLY_NAMED_PRIOR,
             };
+            // In a record the query names, the fields it names come first: the record is
+            // projected to what the query touches, as a JSON record is.
+            if record_named != Named::No
+                && let (Some(q), Some(at)) = (query, line.find(['=', ':']))
+            {
+                unit.prior += key_named(q, &line[..at]);
+            }
         }
         // A digest is noise unless the query asks for the digests of the record it names.
         let asked = record_named == Named::Exactly && wants_digests;
@@ -193,7 +201,7 @@ fn asks_for_digests(query: &Query) -> bool {
 
 /// How a query names a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Named {
+pub(super) enum Named {
     No,
     /// A word of the record's name is a query word (`poetry` of `poetry-core`).
     Partly,
@@ -203,7 +211,7 @@ enum Named {
 
 /// How `query` names the record whose header or name field is `text`: whether a word of it
 /// (split and stemmed as the scorer does) is a query word, and whether all of it is one.
-fn named_by(query: &Query, text: &str) -> Named {
+pub(super) fn named_by(query: &Query, text: &str) -> Named {
     let mut buf = String::new();
     let mut words = 0;
     let mut named = 0;
@@ -359,6 +367,11 @@ description = "Python package for providing Mozilla's CA Bundle."
         assert!(
             doc.units[find("version = \"2025.8.3\"")].prior
                 > doc.units[find("version = \"0.14.3\"")].prior
+        );
+        // In that record, the field the query names comes first.
+        assert!(
+            doc.units[find("version = \"2025.8.3\"")].prior
+                > doc.units[find("description = \"Python package")].prior
         );
     }
 
