@@ -286,7 +286,7 @@ impl Condenser {
         let mut body = body;
         let mut after = budget;
         let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
-        // The body is counted once (again only when it is cut); each try counts the header.
+        // The body is counted once (a cut comes with its count); each try counts the header.
         let mut body_tokens = counter.count(body);
         for _ in 0..6 {
             let head = format!(
@@ -296,8 +296,8 @@ impl Condenser {
             let count = counter.count_joined(&head, body, body_tokens);
             if count > budget {
                 // Give the body fewer tokens by the excess, and try again.
-                body = counter.prefix_within(body, body_tokens.saturating_sub(count - budget + 1));
-                body_tokens = counter.count(body);
+                (body, body_tokens) = counter
+                    .prefix_within_counted(body, body_tokens.saturating_sub(count - budget + 1));
                 continue;
             }
             if count == after {
@@ -311,9 +311,8 @@ impl Condenser {
             "{}\n{note}{body}",
             header(method, tokens_before, after, reference)
         );
-        let text = counter.prefix_within(&text, budget).to_owned();
-        let count = counter.count(&text);
-        self.condensed(text, method, tokens_before, count, reference)
+        let (text, count) = counter.prefix_within_counted(&text, budget);
+        self.condensed(text.to_owned(), method, tokens_before, count, reference)
     }
 
     pub(super) fn condensed(

@@ -210,11 +210,26 @@ impl TokenCounter {
     /// The longest prefix of `text`, cut on a character boundary, that has at most `limit`
     /// tokens by this counter.
     pub fn prefix_within<'t>(&self, text: &'t str, limit: usize) -> &'t str {
+        self.prefix_within_counted(text, limit).0
+    }
+
+    /// [`prefix_within`](Self::prefix_within), with the prefix's exact token count: the count
+    /// that chose the prefix, so a caller that needs it does not count the prefix again.
+    ///
+    /// ```
+    /// use condense::TokenCounter;
+    ///
+    /// let counter = TokenCounter::default();
+    /// let (head, tokens) = counter.prefix_within_counted("one two three four", 2);
+    /// assert_eq!((head, tokens), ("one two", 2));
+    /// assert_eq!(tokens, counter.count(head));
+    /// ```
+    pub fn prefix_within_counted<'t>(&self, text: &'t str, limit: usize) -> (&'t str, usize) {
         if limit == 0 {
-            return "";
+            return ("", 0);
         }
-        if self.count_up_to(text, limit).is_some() {
-            return text;
+        if let Some(tokens) = self.count_up_to(text, limit) {
+            return (text, tokens);
         }
         // The first `limit` tokens of the text, found without encoding the rest of it.
         let ends = self.token_ends(text, Some(limit));
@@ -223,8 +238,11 @@ impl TokenCounter {
             let bytes = if take == 0 { 0 } else { ends[take - 1] };
             let prefix = &text[..floor_char_boundary(text, bytes)];
             // Re-tokenizing a prefix may merge differently at the cut: verify with the counter.
-            if take == 0 || !self.exceeds(prefix, limit) {
-                return prefix;
+            if take == 0 {
+                return (prefix, self.count(prefix));
+            }
+            if let Some(tokens) = self.count_up_to(prefix, limit) {
+                return (prefix, tokens);
             }
             take = take.saturating_sub(1 + take / 64);
         }
@@ -521,6 +539,29 @@ mod tests {
                 assert!(n > 0 && n <= text.len());
                 let head = c.prefix_within(&text, 100);
                 assert!(c.count(head) <= 100);
+            }
+        }
+    }
+
+    #[test]
+    fn a_counted_prefix_is_the_prefix_with_its_exact_count() {
+        let texts = [
+            String::new(),
+            "hello world".to_owned(),
+            "Grüße, 世界! 🦀🦀 ".repeat(300),
+            structured_text(200),
+            " ".repeat(5000),
+            "a".repeat(5000),
+            String::from_utf8_lossy(&[b'x', 0xff, 0xfe, b' ', 0xc3].repeat(400)).into_owned(),
+        ];
+        for c in both() {
+            for text in &texts {
+                for limit in [0, 1, 2, 7, 100, 999, 100_000] {
+                    let (head, tokens) = c.prefix_within_counted(text, limit);
+                    assert_eq!(head, c.prefix_within(text, limit));
+                    assert_eq!(tokens, c.count(head), "{:?} at {limit}", c.encoding());
+                    assert!(tokens <= limit);
+                }
             }
         }
     }

@@ -76,36 +76,34 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
         });
         let kept_units = selected.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
-        let next = match counter.count_up_to(&text, budget) {
-            Some(tokens) => {
-                let good = tokens as f64 >= budget as f64 * GOOD_FILL || everything;
-                let grown = target * (budget as f64 / tokens.max(1) as f64).min(1.6) * 0.99;
-                let filled = Filled {
-                    text,
-                    tokens,
-                    kept_units,
-                    omitted_units: n - kept_units,
-                };
-                if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
-                    best = Some(filled);
-                    best_choice = Some((selected, with_overview));
-                }
-                if good {
-                    break;
-                }
-                grown.min((target + too_big) / 2.0)
+        // Counted once, in full: an attempt over the budget needs its size to scale the next.
+        let tokens = counter.count(&text);
+        let next = if tokens <= budget {
+            let good = tokens as f64 >= budget as f64 * GOOD_FILL || everything;
+            let grown = target * (budget as f64 / tokens.max(1) as f64).min(1.6) * 0.99;
+            let filled = Filled {
+                text,
+                tokens,
+                kept_units,
+                omitted_units: n - kept_units,
+            };
+            if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
+                best = Some(filled);
+                best_choice = Some((selected, with_overview));
             }
-            None => {
-                let tokens = counter.count(&text);
-                too_big = too_big.min(target);
-                last = Filled {
-                    text,
-                    tokens,
-                    kept_units,
-                    omitted_units: n - kept_units,
-                };
-                target * budget as f64 / tokens.max(1) as f64 * 0.98
+            if good {
+                break;
             }
+            grown.min((target + too_big) / 2.0)
+        } else {
+            too_big = too_big.min(target);
+            last = Filled {
+                text,
+                tokens,
+                kept_units,
+                omitted_units: n - kept_units,
+            };
+            target * budget as f64 / tokens.max(1) as f64 * 0.98
         };
         // Steps this small change nothing worth another count.
         if (next - target).abs() < target * 0.01 {
@@ -129,10 +127,10 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     }
     best.unwrap_or_else(|| {
         // Every attempt was over: keep the head of the last one, which is cut to fit exactly.
-        let text = counter.prefix_within(&last.text, budget).to_owned();
+        let (text, tokens) = counter.prefix_within_counted(&last.text, budget);
         Filled {
-            tokens: counter.count(&text),
-            text,
+            text: text.to_owned(),
+            tokens,
             ..last
         }
     })
@@ -232,23 +230,21 @@ fn show_fuller(
         );
         // The room is scaled by how far the text it added fell short of, or overshot, the
         // budget: byte estimates of whole records are rough.
-        let next = match counter.count_up_to(&text, budget) {
-            Some(tokens) => {
-                if tokens > filled.tokens {
-                    filled.text = text;
-                    filled.tokens = tokens;
-                }
-                if tokens as f64 >= budget as f64 * GOOD_FILL {
-                    return;
-                }
-                let added = tokens.saturating_sub(base).max(1) as f64;
-                (room * allowed / added * 0.97).min((room + too_big) / 2.0)
+        let tokens = counter.count(&text);
+        let next = if tokens <= budget {
+            if tokens > filled.tokens {
+                filled.text = text;
+                filled.tokens = tokens;
             }
-            None => {
-                too_big = too_big.min(room);
-                let added = counter.count(&text).saturating_sub(base).max(1) as f64;
-                room * allowed / added * 0.95
+            if tokens as f64 >= budget as f64 * GOOD_FILL {
+                return;
             }
+            let added = tokens.saturating_sub(base).max(1) as f64;
+            (room * allowed / added * 0.97).min((room + too_big) / 2.0)
+        } else {
+            too_big = too_big.min(room);
+            let added = tokens.saturating_sub(base).max(1) as f64;
+            room * allowed / added * 0.95
         };
         if (next - room).abs() < room * 0.01 {
             return;

@@ -136,17 +136,17 @@ pub fn extract_with_stats(
     // caller gets a truncation rather than a failed tool call.
     panic::catch_unwind(AssertUnwindSafe(|| condense(text, hints, budget, counter))).unwrap_or_else(
         |_| {
-            let text = counter.prefix_within(text, budget).to_owned();
+            let (text, tokens) = counter.prefix_within_counted(text, budget);
             Extracted {
+                text: text.to_owned(),
                 stats: ExtractStats {
                     kind: ContentKind::Text,
                     units: 0,
                     kept_units: 0,
                     omitted_units: 0,
-                    tokens: counter.count(&text),
+                    tokens,
                     unchanged: false,
                 },
-                text,
             }
         },
     )

@@ -1,14 +1,19 @@
 //! What sibling records say about each other: keys and types, values that never change, values
 //! that set one record apart (rarity, failures), and a template of near-identical records.
 
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::MAX_CATEGORY_BYTES;
 use super::render::for_each_scalar;
 use crate::methods::extract::doc::{Field, FieldValue, Level};
+
+/// Maps of keys and values, hashed fast: they are filled once per field of every record, and
+/// nothing here depends on their order.
+type HashMap<K, V> = std::collections::HashMap<K, V, Xxh3DefaultBuilder>;
+type HashSet<K> = std::collections::HashSet<K, Xxh3DefaultBuilder>;
 
 pub(super) fn field_value(v: &Value) -> Option<FieldValue> {
     match v {
@@ -234,7 +239,7 @@ impl KeyStatsBuilder {
         // the counts of an id-like key are as many as the records, and not needed.
         self.values.retain(|_, counts| counts.len() * 2 <= n);
         // A nested text is a category when a few values each recur: a level, a kind.
-        let mut nested_categories: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut nested_categories: HashMap<String, HashSet<String>> = HashMap::default();
         for (path, counts) in self.nested_counts {
             if counts.len() > 1
                 && counts.len() * 4 <= n
@@ -326,7 +331,7 @@ pub(super) fn type_name(v: &Value) -> &'static str {
 /// all different (names, urls). Scoring finds no signal in such a field, so its values are not
 /// kept: on a large array they would cost more memory than the records' text.
 pub(super) fn says_nothing(field: &Field) -> bool {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for (_, value) in field.iter() {
         let FieldValue::Category(hash) = value else {
             return false;

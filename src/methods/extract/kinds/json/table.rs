@@ -4,10 +4,11 @@
 //! into a few kinds (states) — and each record the query does not single out is one line of
 //! values under a header naming the columns. The budget then covers many more records.
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Ordering;
 
 use memchr::memmem;
 use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
@@ -36,6 +37,14 @@ const RARE_SHARE: usize = 4;
 const MAX_WORD_DEPTH: usize = 6;
 /// Columns fewer than this say too little about a record.
 const MIN_COLUMNS: usize = 2;
+/// Values up to this long are searched for another value by scanning for its first byte;
+/// longer ones by a two-way search, linear whatever the text.
+const SHORT_HAYSTACK: usize = 256;
+
+/// Maps of column paths and values, hashed fast: they are filled once per sampled field, and
+/// nothing here depends on their order.
+type HashMap<K, V> = std::collections::HashMap<K, V, Xxh3DefaultBuilder>;
+type HashSet<K> = std::collections::HashSet<K, Xxh3DefaultBuilder>;
 
 /// How a column earns its place: what its values tell about a record.
 const NAMES_A_RECORD: i32 = 4;
@@ -101,29 +110,31 @@ impl TableBuilder {
         for_each_cell(item, &mut |path, value, text| {
             cells.push((path.to_owned(), value, text))
         });
-        // A value is looked for in the others of its record once per pair: one searcher per
-        // value, built once, not one per pair (records of a hundred fields are common).
         let check_derived = self.records <= DERIVED_SAMPLE;
-        let searchers: Vec<Option<memmem::Finder<'_>>> = if check_derived {
+        // The values another value may be built from: strings of a few bytes at least.
+        let sources: Vec<bool> = if check_derived {
             cells
                 .iter()
                 .map(|(_, value, text)| {
-                    (matches!(value, Cell::Scalar(Value::String(_))) && text.len() >= 3)
-                        .then(|| memmem::Finder::new(text.as_bytes()))
+                    matches!(value, Cell::Scalar(Value::String(_))) && text.len() >= 3
                 })
                 .collect()
         } else {
             Vec::new()
         };
         for (path, value, text) in &cells {
-            let next = self.columns.len();
-            let stats = self
-                .columns
-                .entry(path.clone())
-                .or_insert_with(|| ColumnStats {
-                    order: next,
+            // Looked up before inserting: the path is cloned only for a new column.
+            if !self.columns.contains_key(path) {
+                let order = self.columns.len();
+                let stats = ColumnStats {
+                    order,
                     ..ColumnStats::default()
-                });
+                };
+                self.columns.insert(path.clone(), stats);
+            }
+            let Some(stats) = self.columns.get_mut(path) else {
+                continue;
+            };
             stats.present += 1;
             stats.bytes += text.len();
             stats
@@ -146,13 +157,18 @@ impl TableBuilder {
             }
             stats.checked += 1;
             if let Cell::Scalar(Value::String(s)) = value {
-                for ((other, _, other_text), searcher) in cells.iter().zip(&searchers) {
-                    let Some(searcher) = searcher else { continue };
-                    if other != path
-                        && other_text.len() <= s.len()
-                        && (other_text.len() < s.len() || other < path)
-                        && searcher.find(s.as_bytes()).is_some()
-                    {
+                for ((other, _, other_text), _) in
+                    cells.iter().zip(&sources).filter(|(_, source)| **source)
+                {
+                    // Cheapest test first: a longer value is never inside this one, and one
+                    // as long only when equal (counted once per pair, by the smaller path).
+                    let (needle, haystack) = (other_text.as_bytes(), s.as_bytes());
+                    let built_from = match needle.len().cmp(&haystack.len()) {
+                        Ordering::Greater => false,
+                        Ordering::Equal => other < path && needle == haystack,
+                        Ordering::Less => other != path && contains(haystack, needle),
+                    };
+                    if built_from {
                         *stats.derived.entry(other.clone()).or_default() += 1;
                     }
                 }
@@ -195,7 +211,7 @@ impl TableBuilder {
             .filter(|c| is_link(&self.columns[c.3]))
             .min_by_key(|c| (c.3.contains('.'), c.1, c.2))
             .map(|c| c.3);
-        let mut lists_chosen: HashSet<&str> = HashSet::new();
+        let mut lists_chosen: HashSet<&str> = HashSet::default();
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
             let list = path.split_once("[].").map(|(list, _)| list);
@@ -315,6 +331,22 @@ enum Cell<'v> {
 /// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
 /// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
 /// of their text fields (`labels[].name`) — with the cell's text.
+/// Whether `needle` (not empty) occurs in `haystack`. Record values are mostly short, where
+/// building a searcher costs more than scanning for the needle's first byte.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, _)) = needle.split_first() else {
+        return true;
+    };
+    if haystack.len() > SHORT_HAYSTACK {
+        return memmem::find(haystack, needle).is_some();
+    }
+    let Some(last_start) = haystack.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    memchr::memchr_iter(first, &haystack[..=last_start])
+        .any(|at| haystack[at..].starts_with(needle))
+}
+
 fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
     let Value::Object(map) = item else { return };
     for (k, v) in map {
@@ -385,7 +417,7 @@ fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
             _ => {}
         }
     }
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     go(item, query, 0, &mut String::new(), &mut out);
     out
 }
@@ -397,7 +429,7 @@ impl Table {
         let Some(q) = query.filter(|_| !self.rare_words.is_empty()) else {
             return false;
         };
-        let mut shown = HashSet::new();
+        let mut shown = HashSet::default();
         for_each_word(row, &mut String::new(), |w| {
             shown.insert(w.to_owned());
         });
