@@ -110,6 +110,13 @@ impl Condenser {
         // name it, so the cache key covers it.
         let (kept, cut) = self.original_to_keep(source, input);
         let reference = self.inner.store.reference(&kept).await;
+        // Start keeping the original now: the backend's write (compression, file I/O) runs in
+        // the background beside the ladder instead of after it. The keep below, after the
+        // result is made, is what makes a cached ref never dangle.
+        self.inner
+            .store
+            .keep_under(&reference, kept.clone(), request.owner)
+            .await;
         // What is kept starts with the considered part: the methods read it from there.
         let text = SharedText::new(kept.clone(), input.considered.len());
         let note = cut.as_ref().map(|cut| cut.marker(&reference.reference));
