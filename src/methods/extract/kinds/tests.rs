@@ -146,19 +146,7 @@ fn sample(kind: ContentKind, term: &str) -> (String, &'static str) {
 #[test]
 fn a_rare_query_term_is_kept_with_its_context_in_every_kind() {
     let counter = TokenCounter::default();
-    for kind in [
-        ContentKind::Json,
-        ContentKind::Diff,
-        ContentKind::Html,
-        ContentKind::Log,
-        ContentKind::Csv,
-        ContentKind::Markdown,
-        ContentKind::Code,
-        ContentKind::Config,
-        ContentKind::Yaml,
-        ContentKind::Xml,
-        ContentKind::Text,
-    ] {
+    for kind in KINDS {
         let (text, context) = sample(kind, TERM);
         let query = format!("what is set to {TERM}?");
         let hints = Hints::new().with_query(&query);
