@@ -165,14 +165,19 @@ fn with_forms(
     if windowed.is_empty() {
         return (None, Vec::new());
     }
-    let mut out = String::with_capacity(source.len() + windowed.len() * 1024);
+    let rendered: Vec<String> = windowed
+        .iter()
+        .map(|(i, windows)| windows.render(&source[units[*i].span.range()]))
+        .collect();
+    let extra: usize = rendered.iter().map(|form| form.len() + 1).sum();
+    let mut out = String::with_capacity(source.len() + extra);
     let mut forms = Vec::with_capacity(windowed.len());
     let mut copied = 0;
-    for (i, windows) in windowed {
+    for ((i, _), form) in windowed.iter().zip(&rendered) {
         let range = units[*i].span.range();
         out.push_str(&source[copied..range.start]);
         let start = out.len();
-        out.push_str(&windows.render(&source[range.clone()]));
+        out.push_str(form);
         forms.push(start..out.len());
         out.push('\n');
         copied = range.start;
