@@ -53,6 +53,7 @@ mod query;
 mod score;
 mod terms;
 mod tree;
+mod window;
 
 pub use detect::ContentKind;
 

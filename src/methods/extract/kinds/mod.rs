@@ -1,7 +1,11 @@
 //! One module per kind of output, each cutting its text into [`Doc`] units that fit the kind.
 
+use std::borrow::Cow;
+
 use super::detect::ContentKind;
 use super::doc::{Doc, Unit};
+use super::query::Query;
+use super::window::{self, Windows};
 
 pub(crate) mod code;
 pub(crate) mod csv;
@@ -19,7 +23,7 @@ pub(crate) fn build<'a>(
     text: &'a str,
     kind: ContentKind,
     json: Option<serde_json::Value>,
-    query: Option<&super::query::Query>,
+    query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'a> {
     let mut doc = match (kind, json) {
@@ -45,55 +49,101 @@ pub(crate) fn build<'a>(
         },
         _ => lines::build(text, lines::Style::Text),
     };
-    split_oversized(&mut doc, max_unit_bytes);
+    split_oversized(&mut doc, max_unit_bytes, query);
     doc
 }
 
-/// Cuts units longer than `max_bytes` into pieces, preferring whitespace, so that one huge
-/// line (minified code, a pasted blob) cannot be the only thing that fits or never fit at all.
-fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
+/// Cuts units longer than `max_bytes`, so that one huge line (minified code, a log line with a
+/// payload, a pasted blob) can neither be the only thing that fits nor never fit at all.
+///
+/// When the query's terms sit past such a unit's head, its first piece is its windowed form
+/// (see [`window`]): the head, which holds its context (a timestamp, a key, a row's first
+/// cells), and a window around each match, marked off by ` … `. The rest of the unit, between
+/// and after the windows, is cut blind into pieces that are still there to fill the budget.
+/// Otherwise the unit is cut blind whole, the first piece carrying its weight.
+fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize, query: Option<&Query>) {
     let max_bytes = max_bytes.max(64);
     if doc.units.iter().all(|u| u.span.len() <= max_bytes) {
         return;
     }
+    // A tree's long strings have their windows already, where they are rendered (`json`).
+    let is_tree = matches!(
+        doc.kind,
+        ContentKind::Json | ContentKind::JsonLines | ContentKind::Xml | ContentKind::Yaml
+    );
+    let windowed: Vec<(usize, Windows)> = match query.filter(|_| !is_tree) {
+        Some(query) => doc
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.span.len() > max_bytes)
+            .filter_map(|(i, u)| {
+                window::find(&doc.source[u.span.range()], max_bytes, query, window::UNIT)
+                    .map(|w| (i, w))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let (new_source, forms) = with_forms(&doc.source, &doc.units, &windowed);
+    let source: &str = new_source.as_deref().unwrap_or(&doc.source);
     // Parents refer to unit indices; keep a map from old to new index for them.
     let mut units = Vec::with_capacity(doc.units.len() + 16);
     let mut new_index = Vec::with_capacity(doc.units.len());
-    for unit in doc.units.drain(..) {
+    let mut windowed = windowed.iter().zip(&forms).peekable();
+    // How far the units from here on moved in the new source: the forms inserted before them.
+    let mut shift = 0;
+    for (i, unit) in doc.units.drain(..).enumerate() {
         new_index.push(units.len());
         if unit.span.len() <= max_bytes {
-            units.push(unit);
+            let range = unit.span.range();
+            units.push(Unit {
+                span: (range.start + shift..range.end + shift).into(),
+                ..unit
+            });
             continue;
         }
-        let mut start = unit.span.start();
-        let end = unit.span.end();
-        let mut first = true;
-        while start < end {
-            let mut cut =
-                crate::tokens::floor_char_boundary(&doc.source, (start + max_bytes).min(end));
-            if cut < end {
-                // Back up to whitespace within the last quarter, if there is some.
-                let window = &doc.source[start..cut];
-                if let Some(ws) = window.rfind(|c: char| c.is_whitespace())
-                    && ws > max_bytes * 3 / 4
-                {
-                    cut = start + ws;
+        let range = unit.span.range();
+        match windowed.next_if(|((w, _), _)| *w == i) {
+            Some(((_, windows), form)) => {
+                units.push(Unit {
+                    span: form.clone().into(),
+                    ..unit.clone()
+                });
+                shift = form.end + 1 - range.start;
+                let rest = &Unit {
+                    weight: 0,
+                    template: None,
+                    ..unit
+                };
+                let base = range.start;
+                let mut from = base + windows.head_end;
+                for &(w_from, w_to) in &windows.spans {
+                    let gap = from + shift..base + w_from + shift;
+                    blind_pieces(source, gap, max_bytes, rest, &mut units);
+                    from = base + w_to;
                 }
+                let tail = from + shift..range.end + shift;
+                blind_pieces(source, tail, max_bytes, rest, &mut units);
             }
-            if cut <= start {
-                cut = crate::tokens::ceil_char_boundary(&doc.source, start + 1);
-            }
-            units.push(Unit {
-                span: (start..cut).into(),
-                weight: if first { unit.weight } else { 0 },
-                template: if first { unit.template } else { None },
-                ..unit.clone()
-            });
-            first = false;
-            start = cut;
-            // Pieces start on a visible character: the whitespace at a cut is not emitted.
-            while start < end && doc.source.as_bytes()[start].is_ascii_whitespace() {
-                start += 1;
+            None => {
+                let first = units.len();
+                let span = range.start + shift..range.end + shift;
+                let rest = Unit {
+                    weight: 0,
+                    template: None,
+                    ..unit.clone()
+                };
+                blind_pieces(source, span.clone(), max_bytes, &rest, &mut units);
+                if units.len() == first {
+                    // Nothing but whitespace: the unit stays one, as it was.
+                    units.push(Unit {
+                        span: span.into(),
+                        ..unit
+                    });
+                } else {
+                    units[first].weight = unit.weight;
+                    units[first].template = unit.template;
+                }
             }
         }
     }
@@ -105,167 +155,81 @@ fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize) {
     }
     doc.fuller.renumber(&new_index);
     doc.units = units;
+    if let Some(source) = new_source {
+        doc.source = Cow::Owned(source);
+    }
+}
+
+/// The source with each windowed unit's form inserted before the unit, on a line of its own,
+/// and where each form is in it; the source as it is (`None`) when no unit has windows.
+fn with_forms(
+    source: &str,
+    units: &[Unit],
+    windowed: &[(usize, Windows)],
+) -> (Option<String>, Vec<std::ops::Range<usize>>) {
+    if windowed.is_empty() {
+        return (None, Vec::new());
+    }
+    let rendered: Vec<String> = windowed
+        .iter()
+        .map(|(i, windows)| windows.render(&source[units[*i].span.range()]))
+        .collect();
+    let extra: usize = rendered.iter().map(|form| form.len() + 1).sum();
+    let mut out = String::with_capacity(source.len() + extra);
+    let mut forms = Vec::with_capacity(windowed.len());
+    let mut copied = 0;
+    for ((i, _), form) in windowed.iter().zip(&rendered) {
+        let range = units[*i].span.range();
+        out.push_str(&source[copied..range.start]);
+        let start = out.len();
+        out.push_str(form);
+        forms.push(start..out.len());
+        out.push('\n');
+        copied = range.start;
+    }
+    out.push_str(&source[copied..]);
+    (Some(out), forms)
+}
+
+/// Pushes `span` of `source` cut into pieces of at most `max_bytes` (at whitespace within the
+/// last quarter when there is some), each a copy of `unit` but for its span; pieces start on a
+/// visible character.
+fn blind_pieces(
+    source: &str,
+    span: std::ops::Range<usize>,
+    max_bytes: usize,
+    unit: &Unit,
+    units: &mut Vec<Unit>,
+) {
+    let (mut start, end) = (span.start, span.end);
+    let skip_space = |mut at: usize| {
+        while at < end && source.as_bytes()[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        at
+    };
+    start = skip_space(start);
+    while start < end {
+        let mut cut = crate::tokens::floor_char_boundary(source, (start + max_bytes).min(end));
+        if cut < end {
+            // Back up to whitespace within the last quarter, if there is some.
+            if let Some(ws) = source[start..cut].rfind(|c: char| c.is_whitespace())
+                && ws > max_bytes * 3 / 4
+            {
+                cut = start + ws;
+            }
+        }
+        if cut <= start {
+            cut = crate::tokens::ceil_char_boundary(source, start + 1);
+        }
+        units.push(Unit {
+            span: (start..cut).into(),
+            ..unit.clone()
+        });
+        // Pieces start on a visible character: the whitespace at a cut is not emitted.
+        start = skip_space(cut);
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::TokenCounter;
-    use crate::methods::extract::{ContentKind, Hints, extract_with_stats};
-
-    /// The rare exact term every sample hides once, deep in its body.
-    const TERM: &str = "zqx-7731";
-
-    /// A text of kind `kind` with the term at about two thirds of the way, under `context`.
-    fn sample(kind: ContentKind) -> (String, &'static str) {
-        let mut text = String::new();
-        let n = 150;
-        let at = n * 2 / 3;
-        match kind {
-            ContentKind::Log => {
-                for i in 0..n {
-                    let what = if i == at { TERM } else { "batch" };
-                    text.push_str(&format!(
-                        "2024-03-01 12:{:02}:{:02} INFO worker-{i} processed {what} {i} in 12ms\n",
-                        i / 60,
-                        i % 60
-                    ));
-                }
-                (text, "")
-            }
-            ContentKind::Csv => {
-                text.push_str("id,name,status,duration_ms\n");
-                for i in 0..n {
-                    let name = if i == at {
-                        TERM.to_owned()
-                    } else {
-                        format!("job{i}")
-                    };
-                    text.push_str(&format!("{i},{name},ok,{}\n", 100 + i));
-                }
-                (text, "id,name,status,duration_ms")
-            }
-            ContentKind::Markdown => {
-                text.push_str("# Guide\n\n");
-                for i in 0..n / 3 {
-                    text.push_str(&format!("## Part {i}\n\nThe part {i} explains one setting of the service and how it is used day to day.\n\n"));
-                    if i == at / 3 {
-                        text.push_str(&format!("Set the token to {TERM} before the start.\n\n"));
-                    }
-                }
-                (text, "## Part 33")
-            }
-            ContentKind::Code => {
-                for i in 0..n / 3 {
-                    let value = if i == at / 3 { TERM } else { "plain" };
-                    text.push_str(&format!("fn handler_{i}(input: &str) -> String {{\n    let value = \"{value}\";\n    format!(\"{{input}}{{value}}\")\n}}\n\n"));
-                }
-                (text, "fn handler_33(input: &str) -> String {")
-            }
-            ContentKind::Config => {
-                for i in 0..n / 2 {
-                    let value = if i == at / 2 { TERM } else { "plain" };
-                    text.push_str(&format!(
-                        "[server{i}]\nhost = \"10.0.0.{i}\"\ntoken = \"{value}\"\n\n"
-                    ));
-                }
-                (text, "[server50]")
-            }
-            ContentKind::Yaml => {
-                text.push_str("items:\n");
-                for i in 0..n / 3 {
-                    let value = if i == at / 3 { TERM } else { "plain" };
-                    text.push_str(&format!("- metadata:\n    name: pod-{i}\n  spec:\n    image: registry/app:{i}\n    token: {value}\n"));
-                }
-                (text, "pod-33")
-            }
-            ContentKind::Xml => {
-                text.push_str("<suite>\n");
-                for i in 0..n / 3 {
-                    let value = if i == at / 3 { TERM } else { "plain" };
-                    text.push_str(&format!(
-                        "  <case name=\"case{i}\" time=\"0.{i}\"><note>{value}</note></case>\n"
-                    ));
-                }
-                text.push_str("</suite>\n");
-                (text, "case33")
-            }
-            ContentKind::Json => {
-                let records: Vec<serde_json::Value> = (0..n / 3)
-                    .map(|i| {
-                        let value = if i == at / 3 { TERM } else { "plain" };
-                        serde_json::json!({"name": format!("pod-{i}"), "uid": format!("{i:08x}-77aa-4bcd-9e0f-0123456789ab"),
-                            "spec": {"image": format!("registry/app:{i}"), "token": value}})
-                    })
-                    .collect();
-                let text = serde_json::to_string_pretty(&serde_json::json!({ "items": records }))
-                    .unwrap_or_default();
-                (text, "pod-33")
-            }
-            ContentKind::Diff => {
-                for i in 0..n / 5 {
-                    let value = if i == at / 5 { TERM } else { "plain" };
-                    text.push_str(&format!("diff --git a/src/m{i}.rs b/src/m{i}.rs\n--- a/src/m{i}.rs\n+++ b/src/m{i}.rs\n@@ -10,3 +10,3 @@ fn setup_{i}() {{\n     let a = 1;\n-    let v = \"old\";\n+    let v = \"{value}\";\n"));
-                }
-                (text, "@@ -10,3 +10,3 @@ fn setup_20() {")
-            }
-            ContentKind::Html => {
-                text.push_str("<!DOCTYPE html>\n<html><body>\n");
-                for i in 0..n / 3 {
-                    text.push_str(&format!("<h2>Part {i}</h2>\n<p>The part {i} explains one setting of the service and how it is used.</p>\n"));
-                    if i == at / 3 {
-                        text.push_str(&format!(
-                            "<p>Set the token to {TERM} before the start.</p>\n"
-                        ));
-                    }
-                }
-                text.push_str("</body></html>\n");
-                (text, "Part 33")
-            }
-            _ => {
-                for i in 0..n / 3 {
-                    let value = if i == at / 3 { TERM } else { "plain" };
-                    text.push_str(&format!(
-                        "Package: pkg{i}\nStatus: install ok installed\n Note: {value}\n\n"
-                    ));
-                }
-                (text, "Package: pkg33")
-            }
-        }
-    }
-
-    /// Whatever the kind, a unit holding a rare exact term the query names is kept, with its
-    /// nearest structural context (the record, heading, header row or definition it is in).
-    #[test]
-    fn a_rare_query_term_is_kept_with_its_context_in_every_kind() {
-        let counter = TokenCounter::default();
-        for kind in [
-            ContentKind::Json,
-            ContentKind::Diff,
-            ContentKind::Html,
-            ContentKind::Log,
-            ContentKind::Csv,
-            ContentKind::Markdown,
-            ContentKind::Code,
-            ContentKind::Config,
-            ContentKind::Yaml,
-            ContentKind::Xml,
-            ContentKind::Text,
-        ] {
-            let (text, context) = sample(kind);
-            let query = format!("what is set to {TERM}?");
-            let hints = Hints::new().with_query(&query);
-            let out = extract_with_stats(&text, &hints, 250, &counter);
-            assert_eq!(
-                out.stats.kind, kind,
-                "{kind}: detected as {}",
-                out.stats.kind
-            );
-            assert!(out.text.contains(TERM), "{kind}: term lost:\n{}", out.text);
-            assert!(
-                out.text.contains(context),
-                "{kind}: context {context:?} lost:\n{}",
-                out.text
-            );
-        }
-    }
-}
+mod tests;

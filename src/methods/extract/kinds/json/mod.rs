@@ -17,7 +17,6 @@ mod raw;
 mod render;
 mod stats;
 mod table;
-mod window;
 
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};

@@ -188,7 +188,9 @@ pub(super) fn render_string(
         return;
     }
     // The sentences that hold the query's words are worth more than more of the head.
-    if let Some(text) = window_query.and_then(|q| super::window::windowed(s, cap, q)) {
+    if let Some(text) = window_query.and_then(|q| {
+        crate::methods::extract::window::windowed(s, cap, q, crate::methods::extract::window::PROSE)
+    }) {
         let quoted = json_string(&text);
         out.push_str(&quoted[..quoted.len() - 1]);
         out.push_str("…\"");

@@ -1,0 +1,223 @@
+//! Every kind keeps a rare exact term the query names, with its nearest structural context,
+//! wherever it sits: in a unit of its own or mid-way in a line far over the size cap.
+
+use crate::TokenCounter;
+use crate::methods::extract::{ContentKind, Hints, extract_with_stats};
+
+/// The rare exact term every sample hides once, deep in its body.
+const TERM: &str = "zqx-7731";
+
+/// Every kind the samples are written in.
+const KINDS: [ContentKind; 11] = [
+    ContentKind::Json,
+    ContentKind::Diff,
+    ContentKind::Html,
+    ContentKind::Log,
+    ContentKind::Csv,
+    ContentKind::Markdown,
+    ContentKind::Code,
+    ContentKind::Config,
+    ContentKind::Yaml,
+    ContentKind::Xml,
+    ContentKind::Text,
+];
+
+/// A text of kind `kind` with `term` (a value holding [`TERM`]) at about two thirds of the
+/// way, under `context`.
+fn sample(kind: ContentKind, term: &str) -> (String, &'static str) {
+    let mut text = String::new();
+    let n = 150;
+    let at = n * 2 / 3;
+    match kind {
+        ContentKind::Log => {
+            for i in 0..n {
+                let what = if i == at { term } else { "batch" };
+                text.push_str(&format!(
+                    "2024-03-01 12:{:02}:{:02} INFO worker-{i} processed {what} {i} in 12ms\n",
+                    i / 60,
+                    i % 60
+                ));
+            }
+            (text, "")
+        }
+        ContentKind::Csv => {
+            text.push_str("id,name,status,duration_ms\n");
+            for i in 0..n {
+                let name = if i == at {
+                    term.to_owned()
+                } else {
+                    format!("job{i}")
+                };
+                text.push_str(&format!("{i},{name},ok,{}\n", 100 + i));
+            }
+            (text, "id,name,status,duration_ms")
+        }
+        ContentKind::Markdown => {
+            text.push_str("# Guide\n\n");
+            for i in 0..n / 3 {
+                text.push_str(&format!("## Part {i}\n\nThe part {i} explains one setting of the service and how it is used day to day.\n\n"));
+                if i == at / 3 {
+                    text.push_str(&format!("Set the token to {term} before the start.\n\n"));
+                }
+            }
+            (text, "## Part 33")
+        }
+        ContentKind::Code => {
+            for i in 0..n / 3 {
+                let value = if i == at / 3 { term } else { "plain" };
+                text.push_str(&format!("fn handler_{i}(input: &str) -> String {{\n    let value = \"{value}\";\n    format!(\"{{input}}{{value}}\")\n}}\n\n"));
+            }
+            (text, "fn handler_33(input: &str) -> String {")
+        }
+        ContentKind::Config => {
+            for i in 0..n / 2 {
+                let value = if i == at / 2 { term } else { "plain" };
+                text.push_str(&format!(
+                    "[server{i}]\nhost = \"10.0.0.{i}\"\ntoken = \"{value}\"\n\n"
+                ));
+            }
+            (text, "[server50]")
+        }
+        ContentKind::Yaml => {
+            text.push_str("items:\n");
+            for i in 0..n / 3 {
+                let value = if i == at / 3 { term } else { "plain" };
+                text.push_str(&format!("- metadata:\n    name: pod-{i}\n  spec:\n    image: registry/app:{i}\n    token: {value}\n"));
+            }
+            (text, "pod-33")
+        }
+        ContentKind::Xml => {
+            text.push_str("<suite>\n");
+            for i in 0..n / 3 {
+                let value = if i == at / 3 { term } else { "plain" };
+                text.push_str(&format!(
+                    "  <case name=\"case{i}\" time=\"0.{i}\"><note>{value}</note></case>\n"
+                ));
+            }
+            text.push_str("</suite>\n");
+            (text, "case33")
+        }
+        ContentKind::Json => {
+            let records: Vec<serde_json::Value> = (0..n / 3)
+                .map(|i| {
+                    let value = if i == at / 3 { term } else { "plain" };
+                    serde_json::json!({"name": format!("pod-{i}"), "uid": format!("{i:08x}-77aa-4bcd-9e0f-0123456789ab"),
+                        "spec": {"image": format!("registry/app:{i}"), "token": value}})
+                })
+                .collect();
+            let text = serde_json::to_string_pretty(&serde_json::json!({ "items": records }))
+                .unwrap_or_default();
+            (text, "pod-33")
+        }
+        ContentKind::Diff => {
+            for i in 0..n / 5 {
+                let value = if i == at / 5 { term } else { "plain" };
+                text.push_str(&format!("diff --git a/src/m{i}.rs b/src/m{i}.rs\n--- a/src/m{i}.rs\n+++ b/src/m{i}.rs\n@@ -10,3 +10,3 @@ fn setup_{i}() {{\n     let a = 1;\n-    let v = \"old\";\n+    let v = \"{value}\";\n"));
+            }
+            (text, "@@ -10,3 +10,3 @@ fn setup_20() {")
+        }
+        ContentKind::Html => {
+            text.push_str("<!DOCTYPE html>\n<html><body>\n");
+            for i in 0..n / 3 {
+                text.push_str(&format!("<h2>Part {i}</h2>\n<p>The part {i} explains one setting of the service and how it is used.</p>\n"));
+                if i == at / 3 {
+                    text.push_str(&format!(
+                        "<p>Set the token to {term} before the start.</p>\n"
+                    ));
+                }
+            }
+            text.push_str("</body></html>\n");
+            (text, "Part 33")
+        }
+        _ => {
+            for i in 0..n / 3 {
+                let value = if i == at / 3 { term } else { "plain" };
+                text.push_str(&format!(
+                    "Package: pkg{i}\nStatus: install ok installed\n Note: {value}\n\n"
+                ));
+            }
+            (text, "Package: pkg33")
+        }
+    }
+}
+
+/// Whatever the kind, a unit holding a rare exact term the query names is kept, with its
+/// nearest structural context (the record, heading, header row or definition it is in).
+#[test]
+fn a_rare_query_term_is_kept_with_its_context_in_every_kind() {
+    let counter = TokenCounter::default();
+    for kind in KINDS {
+        let (text, context) = sample(kind, TERM);
+        let query = format!("what is set to {TERM}?");
+        let hints = Hints::new().with_query(&query);
+        let out = extract_with_stats(&text, &hints, 250, &counter);
+        assert_eq!(
+            out.stats.kind, kind,
+            "{kind}: detected as {}",
+            out.stats.kind
+        );
+        assert!(out.text.contains(TERM), "{kind}: term lost:\n{}", out.text);
+        assert!(
+            out.text.contains(context),
+            "{kind}: context {context:?} lost:\n{}",
+            out.text
+        );
+    }
+}
+
+/// About 20 KB of one line's worth of data (key/value pairs, as in a payload or a minified
+/// bundle) with [`TERM`] half-way, after a word of its own.
+fn long_value() -> String {
+    let first: String = (0..600).map(|j| format!("part{j}=on, ")).collect();
+    let second: String = (0..600).map(|j| format!("rest{j}=on, ")).collect();
+    format!("{first}token {TERM} {second}")
+}
+
+/// The same when the term sits mid-way in a line far over the size cap, in every kind whose
+/// units are lines, entries, rows or paragraphs: the line's head (what it belongs to: the key,
+/// timestamp or row) and a window around the term are kept, under the line's own structural
+/// context.
+#[test]
+fn a_rare_query_term_mid_way_in_a_long_line_is_kept_with_its_context_in_every_kind() {
+    let counter = TokenCounter::default();
+    let long = long_value();
+    let mut lost = Vec::new();
+    // JSON, YAML and XML are read as a tree: a long string is rendered by its record, not cut
+    // as a unit (see `json::render`).
+    let line_kinds = KINDS
+        .into_iter()
+        .filter(|k| !matches!(k, ContentKind::Json | ContentKind::Yaml | ContentKind::Xml));
+    for kind in line_kinds {
+        let (text, context) = sample(kind, &long);
+        let query = format!("what is set to {TERM}?");
+        let hints = Hints::new().with_query(&query);
+        let out = extract_with_stats(&text, &hints, 250, &counter);
+        assert!(
+            out.stats.tokens <= 250,
+            "{kind}: {} tokens",
+            out.stats.tokens
+        );
+        assert_eq!(
+            out.stats.kind, kind,
+            "{kind}: detected as {}",
+            out.stats.kind
+        );
+        for wanted in [TERM, context] {
+            if !out.text.contains(wanted) {
+                lost.push(format!("{kind}: {wanted:?} lost:\n{}", out.text));
+            }
+        }
+        // The term is shown with its line's own head (the start of the value), not apart.
+        if !out
+            .text
+            .lines()
+            .any(|line| line.contains(TERM) && line.contains("part0=on"))
+        {
+            lost.push(format!(
+                "{kind}: the term without its line's head:\n{}",
+                out.text
+            ));
+        }
+    }
+    assert!(lost.is_empty(), "{}", lost.join("\n\n"));
+}
