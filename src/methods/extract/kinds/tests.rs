@@ -183,7 +183,7 @@ fn a_rare_query_term_mid_way_in_a_long_line_is_kept_with_its_context_in_every_ki
     let long = long_value();
     let mut lost = Vec::new();
     // JSON, YAML and XML are read as a tree: a long string is rendered by its record, not cut
-    // as a unit (see `json::render`).
+    // as a unit (see `json::render`); the next test covers them.
     let line_kinds = KINDS
         .into_iter()
         .filter(|k| !matches!(k, ContentKind::Json | ContentKind::Yaml | ContentKind::Xml));
@@ -215,6 +215,41 @@ fn a_rare_query_term_mid_way_in_a_long_line_is_kept_with_its_context_in_every_ki
         {
             lost.push(format!(
                 "{kind}: the term without its line's head:\n{}",
+                out.text
+            ));
+        }
+    }
+    assert!(lost.is_empty(), "{}", lost.join("\n\n"));
+}
+
+/// The same for the kinds read as a tree (JSON, YAML, XML), where the long line is a string
+/// value of one record among many: the record is singled out by the term and its string keeps
+/// its head and a window on the term. A record is one unit there, so it needs a budget that
+/// holds a record with its window beside the table of the others (1,000 tokens, not 250).
+#[test]
+fn a_rare_query_term_mid_way_in_a_long_string_is_kept_with_its_record_in_tree_kinds() {
+    let counter = TokenCounter::default();
+    let long = long_value();
+    let mut lost = Vec::new();
+    for kind in [ContentKind::Json, ContentKind::Yaml, ContentKind::Xml] {
+        let (text, context) = sample(kind, &long);
+        let query = format!("what is set to {TERM}?");
+        let hints = Hints::new().with_query(&query);
+        let out = extract_with_stats(&text, &hints, 1000, &counter);
+        assert!(
+            out.stats.tokens <= 1000,
+            "{kind}: {} tokens",
+            out.stats.tokens
+        );
+        assert_eq!(
+            out.stats.kind, kind,
+            "{kind}: detected as {}",
+            out.stats.kind
+        );
+        let line = out.text.lines().find(|line| line.contains(TERM));
+        if !line.is_some_and(|l| l.contains(context) && l.contains("part0=on")) {
+            lost.push(format!(
+                "{kind}: the term without its record or head:\n{}",
                 out.text
             ));
         }
