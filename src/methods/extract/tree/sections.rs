@@ -4,7 +4,6 @@
 //! repeated `[[table]]`, its name) → the section header.
 
 use super::noise::opaque_share;
-use super::source::key_named;
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Level, Unit};
 use crate::methods::extract::query::Query;
@@ -154,13 +153,6 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 Named::Partly => NAMED_RECORD_PRIOR,
                 Named::Exactly => EXACTLY_NAMED_PRIOR,
             };
-            // In a record the query names, the fields it names come first: the record is
-            // projected to what the query touches, as a JSON record is.
-            if record_named != Named::No
-                && let (Some(q), Some(at)) = (query, line.find(['=', ':']))
-            {
-                unit.prior += key_named(q, &line[..at]);
-            }
         }
         // A digest is noise unless the query asks for the digests of the record it names.
         let asked = record_named == Named::Exactly && wants_digests;
