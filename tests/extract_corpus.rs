@@ -20,11 +20,6 @@ const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 78.4)]
 /// too, so that it leaves this list.
 const BELOW_HALF: &[(&str, &str)] = &[
     (
-        "p19-junit-xml-stdlib-failures",
-        "XML read as a tree is shown as JSON-like records, so `name=\"…\"` attributes and the \
-         failure text deep in a testcase are not quoted as the report has them",
-    ),
-    (
         "p25-npm-ls-json-long",
         "a dependency tree as maps of maps (`npm ls --json`): the queried packages under the \
          second-level parents are folded to `{…12 keys}`",

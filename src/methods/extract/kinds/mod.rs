@@ -42,8 +42,14 @@ pub(crate) fn build<'a>(
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
-        // XML and YAML read as a tree go the JSON way, under their own name.
-        (ContentKind::Xml | ContentKind::Yaml, Some(tree)) => Doc {
+        // An XML list of records keeps its own bytes: start tags and child elements.
+        (ContentKind::Xml, Some(tree)) => super::tree::build_xml_records(text, query)
+            .unwrap_or_else(|| Doc {
+                kind,
+                ..json::build_value(&tree, query, max_unit_bytes)
+            }),
+        // YAML read as a tree goes the JSON way, under its own name.
+        (ContentKind::Yaml, Some(tree)) => Doc {
             kind,
             ..json::build_value(&tree, query, max_unit_bytes)
         },

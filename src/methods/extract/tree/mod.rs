@@ -13,10 +13,11 @@
 //! JSON parses to (a `serde_json::Value`, keys in document order). A document whose bulk is
 //! one list of records (a JUnit report's test cases, `kubectl get -o yaml` items, `dpkg -s`
 //! of several packages, `docker ps`) is then cut by the JSON rules: the records the query
-//! names, and in each the fields whose keys it names. XML and YAML lists go the JSON path
-//! (records rendered compactly, tables for uniform records); stanzas and aligned tables keep
-//! their own lines ([`source`]), so a fact quoted from them (`Status: install ok installed`)
-//! is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
+//! names, and in each the fields whose keys it names. YAML lists go the JSON path (records
+//! rendered compactly, tables for uniform records); XML lists, stanzas and aligned tables keep
+//! their own bytes ([`source`]: a record's start tag or first line, its child elements or
+//! field lines), so a fact quoted from them (`Status: install ok installed`,
+//! `failures="22"`) is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
 //! the line reader, whose lines are the document's own text.
 
 mod columns;
@@ -84,6 +85,14 @@ pub(crate) fn build_line_records<'a>(
     query: Option<&Query>,
 ) -> Option<Doc<'a>> {
     line_records(text, kind).map(|list| source::build(text, &list, kind, query))
+}
+
+/// Cuts `text`, which [`parse_records`] read as an XML list of records, into units that are
+/// its own bytes: each record's start tag, each of its child elements whole, the wrapper
+/// start tags above the list as a pinned header (see [`source`]); `None` when no list of
+/// records is found.
+pub(crate) fn build_xml_records<'a>(text: &'a str, query: Option<&Query>) -> Option<Doc<'a>> {
+    xml::records(text, MIN_RECORDS).map(|list| source::build(text, &list, ContentKind::Xml, query))
 }
 
 /// Whether the sample `lines` (non-blank) start like RFC 822 stanzas: `Key: value` fields at

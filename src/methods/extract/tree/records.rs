@@ -15,17 +15,22 @@ pub(crate) enum Layout {
     Lines,
     /// Each record is one line (a row), its fields cells under a header line.
     Rows,
+    /// Each record is an XML element: its start tag names it and holds its attributes, each
+    /// child element (whole, across lines or not) is a field. Lines are not the unit: a
+    /// report may be one line.
+    Elements,
 }
 
-/// One field of a record: its key and value as byte ranges of the source, and the lines it
-/// spans there.
+/// One field of a record: its key and value as byte ranges of the source, and the piece of
+/// the source that shows it (a line, or an XML element).
 #[derive(Debug, Clone)]
 pub(crate) struct LineField {
     /// The key (`Version`, a column's header cell).
     pub(crate) key: Range<usize>,
     /// The value on the field's first line, trimmed (a cell's text).
     pub(crate) value: Range<usize>,
-    /// The field's first line, without its terminator.
+    /// The field's first line, without its terminator (for [`Layout::Elements`], the element
+    /// or start tag that holds it). Fields on their record's first piece share its range.
     pub(crate) line: Range<usize>,
     /// The lines that continue the value (a description's indented lines).
     pub(crate) more: Vec<Range<usize>>,
@@ -43,7 +48,8 @@ pub(crate) struct LineRecord {
 pub(crate) struct LineRecords {
     /// How the records are laid out.
     pub(crate) layout: Layout,
-    /// The header line of a table (its column names), if any.
+    /// The header line of a table (its column names), or the wrapper start tags above an XML
+    /// record list, if any.
     pub(crate) header: Option<Range<usize>>,
     /// The records in source order.
     pub(crate) records: Vec<LineRecord>,

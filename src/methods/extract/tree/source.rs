@@ -8,6 +8,7 @@
 //! key (column) across records feed rarity and extremes, as a JSON array's keys do.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use super::noise::opaque_share;
 use super::records::{Layout, LineRecords};
@@ -77,22 +78,9 @@ pub(crate) fn build<'a>(
     let mut identity_unit = vec![0usize; list.records.len()];
     let mut field_unit: HashMap<(usize, usize), usize> = HashMap::new();
     let mut values: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
-    let mut next_role = roles.iter().peekable();
-    // The end of the header, when it spans its frame line too.
-    let mut covered = 0;
-    for span in doc::lines(text) {
-        if span.start < covered {
-            continue;
-        }
+    for (span, role) in pieces(text, &roles) {
         let line = &text[span.clone()];
         let t = line.trim();
-        while next_role
-            .next_if(|(start, _)| *start < span.start)
-            .is_some()
-        {}
-        let role = next_role
-            .next_if(|(start, _)| *start == span.start)
-            .map(|r| r.1);
         if t.is_empty() {
             continue;
         }
@@ -106,26 +94,16 @@ pub(crate) fn build<'a>(
             ..Unit::default()
         };
         match role {
-            Some(Role::Header) => {
-                let header = list.header.clone().unwrap_or(span);
-                covered = header.end;
-                unit.span = header.into();
-                unit.pinned = true;
-            }
+            Some(Role::Header) => unit.pinned = true,
             Some(Role::Identity { record }) => {
                 identity_unit[record] = index;
                 field_unit.insert((record, 0), index);
                 unit.block = Some(block(record, false));
                 unit.prior += IDENTITY_PRIOR + named[record];
-                if list.layout == Layout::Rows {
-                    for field in &list.records[record].fields {
-                        values
-                            .entry(&text[field.key.clone()])
-                            .or_default()
-                            .push((index, &text[field.value.clone()]));
-                    }
-                } else {
-                    let field = &list.records[record].fields[0];
+                // The fields shown on the record's first piece (a row's cells, a start tag's
+                // attributes) are valued there.
+                let fields = &list.records[record].fields;
+                for field in fields.iter().filter(|f| f.line == fields[0].line) {
                     values
                         .entry(&text[field.key.clone()])
                         .or_default()
@@ -172,6 +150,7 @@ pub(crate) fn build<'a>(
         noun: match list.layout {
             Layout::Lines => "lines",
             Layout::Rows => "rows",
+            Layout::Elements => "elements",
         },
         fields: fields(values),
         fuller: Default::default(),
@@ -184,33 +163,51 @@ fn block(record: usize, continuation: bool) -> u32 {
     doc::offset(record * 2 + usize::from(continuation))
 }
 
-/// Every line start of the list with its role, in source order.
-fn roles(list: &LineRecords) -> Vec<(usize, Role)> {
+/// Every piece of the list that has a role, with its role, in source order.
+fn roles(list: &LineRecords) -> Vec<(Range<usize>, Role)> {
     let mut roles = Vec::new();
     if let Some(header) = &list.header {
-        roles.push((header.start, Role::Header));
+        roles.push((header.clone(), Role::Header));
     }
     for (record, r) in list.records.iter().enumerate() {
-        if list.layout == Layout::Rows {
-            roles.push((r.fields[0].line.start, Role::Identity { record }));
-            continue;
+        let first = &r.fields[0].line;
+        roles.push((first.clone(), Role::Identity { record }));
+        for (field, f) in r.fields.iter().enumerate().skip(1) {
+            if f.line != *first {
+                roles.push((f.line.clone(), Role::Field { record, field }));
+            }
         }
         for (field, f) in r.fields.iter().enumerate() {
-            let role = if field == 0 {
-                Role::Identity { record }
-            } else {
-                Role::Field { record, field }
-            };
-            roles.push((f.line.start, role));
             roles.extend(
                 f.more
                     .iter()
-                    .map(|m| (m.start, Role::More { record, field })),
+                    .map(|m| (m.clone(), Role::More { record, field })),
             );
         }
     }
-    roles.sort_by_key(|&(start, _)| start);
+    roles.sort_by_key(|(span, _)| span.start);
     roles
+}
+
+/// `text` cut into the pieces of `roles` and, between them, the lines of what no role holds,
+/// in source order. A piece inside one already given (a table's frame line under its header)
+/// is not given again.
+fn pieces(text: &str, roles: &[(Range<usize>, Role)]) -> Vec<(Range<usize>, Option<Role>)> {
+    let mut pieces = Vec::new();
+    let mut covered = 0;
+    let gap = |pieces: &mut Vec<_>, from: usize, to: usize| {
+        pieces.extend(doc::lines(&text[from..to]).map(|l| (from + l.start..from + l.end, None)));
+    };
+    for (span, role) in roles {
+        if span.start < covered {
+            continue;
+        }
+        gap(&mut pieces, covered, span.start);
+        pieces.push((span.clone(), Some(*role)));
+        covered = span.end;
+    }
+    gap(&mut pieces, covered, text.len());
+    pieces
 }
 
 /// How much of `key` the query names: [`NAMED_KEY_PRIOR`] times the share of the key's words
@@ -350,5 +347,41 @@ mod tests {
         let out = crate::methods::extract::extract_with_stats(&text, &hints, 60, &counter);
         assert!(out.text.contains("Installed-Size: 2303"), "{}", out.text);
         assert!(out.text.contains("Package: openssl"), "{}", out.text);
+    }
+    /// A JUnit-style report, one line or pretty-printed: the suite's start tag (its totals) is
+    /// pinned, each test case's start tag is a unit with its attributes verbatim, and a
+    /// failure element is a unit under its test case.
+    #[test]
+    fn an_xml_record_list_is_cut_into_its_own_tags() {
+        let mut one_line = String::from(
+            "<?xml version=\"1.0\"?><testsuites><testsuite name=\"std\" tests=\"6\" failures=\"1\" skipped=\"0\">",
+        );
+        for i in 0..6 {
+            one_line.push_str(&format!(
+                "<testcase classname=\"t.Case\" name=\"test_{i}\" time=\"0.0{i}\">"
+            ));
+            if i == 3 {
+                one_line.push_str("<failure message=\"boom\">Traceback: x != y</failure>");
+            }
+            one_line.push_str("</testcase>");
+        }
+        one_line.push_str("</testsuite></testsuites>");
+        let pretty = one_line.replace("><", ">\n  <");
+        for text in [one_line.as_str(), pretty.as_str()] {
+            let list = super::super::xml::records(text, 5).unwrap();
+            let doc = build(text, &list, ContentKind::Xml, None);
+            let header = (0..doc.units.len()).find(|&i| doc.units[i].pinned).unwrap();
+            assert!(
+                doc.text(header).ends_with("failures=\"1\" skipped=\"0\">"),
+                "{}",
+                doc.text(header)
+            );
+            let find = |s: &str| (0..doc.units.len()).find(|&i| doc.text(i) == s).unwrap();
+            let case = find("<testcase classname=\"t.Case\" name=\"test_3\" time=\"0.03\">");
+            let failure = find("<failure message=\"boom\">Traceback: x != y</failure>");
+            assert_eq!(doc.units[failure].parent.get(), Some(case));
+            // Every unit is the input's own bytes.
+            assert!((0..doc.units.len()).all(|i| text.contains(doc.text(i))));
+        }
     }
 }

@@ -14,8 +14,11 @@
 //! document is then read as lines.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde_json::{Map, Value};
+
+use super::records::{Layout, LineField, LineRecord, LineRecords, trimmed};
 
 /// Elements nested deeper than this are given up on: no tool prints them, and the JSON path
 /// walks no tree deeper than a JSON parse would build (serde_json stops at 128).
@@ -25,6 +28,8 @@ const TEXT_KEY: &str = "#text";
 
 /// An element being read: its name, attributes, children so far and text.
 struct Open<'a> {
+    /// Its place in the list of [`Element`]s read so far.
+    index: usize,
     name: &'a str,
     attributes: Vec<(&'a str, String)>,
     children: Vec<(&'a str, Value)>,
@@ -32,8 +37,9 @@ struct Open<'a> {
 }
 
 impl<'a> Open<'a> {
-    fn new(name: &'a str, attributes: Vec<(&'a str, String)>) -> Self {
+    fn new(index: usize, name: &'a str, attributes: Vec<(&'a str, String)>) -> Self {
         Open {
+            index,
             name,
             attributes,
             children: Vec::new(),
@@ -87,8 +93,37 @@ impl<'a> Open<'a> {
     }
 }
 
+/// Where an element sits in its document, as byte ranges of the text.
+#[derive(Debug, Clone)]
+struct Element {
+    /// Its name.
+    name: Range<usize>,
+    /// Its start tag, `<` to `>`, attributes verbatim.
+    start_tag: Range<usize>,
+    /// The element whole, start tag to end tag.
+    whole: Range<usize>,
+    /// What is between its tags (empty when it closes itself).
+    inner: Range<usize>,
+    /// Its attributes: each name, and its value as written (between the quotes).
+    attributes: Vec<(Range<usize>, Range<usize>)>,
+    /// The element it is in.
+    parent: Option<usize>,
+}
+
 /// Parses `text` as one XML document, or `None` when it is not well formed.
 pub(crate) fn parse(text: &str) -> Option<Value> {
+    read(text).map(|(value, _)| value)
+}
+
+/// The byte range of `part`, a slice of `text`, in `text`.
+fn range_in(text: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + part.len()
+}
+
+/// Parses `text` as one XML document, with the place of every element in it.
+fn read(text: &str) -> Option<(Value, Vec<Element>)> {
+    let mut elements: Vec<Element> = Vec::new();
     let mut stack: Vec<Open<'_>> = Vec::new();
     let mut root: Option<Value> = None;
     let mut rest = text.trim_start_matches('\u{feff}');
@@ -133,15 +168,35 @@ pub(crate) fn parse(text: &str) -> Option<Value> {
             if open.name != name {
                 return None;
             }
+            let element = &mut elements[open.index];
+            element.inner.end = text.len() - rest.len();
             rest = &after[end + 1..];
+            element.whole.end = text.len() - rest.len();
             close(&mut stack, &mut root, open)?;
         } else {
+            let tag_start = text.len() - rest.len();
             let (name, attributes, self_closing, after) = start_tag(&rest[1..])?;
             rest = after;
             if stack.len() >= MAX_DEPTH || (stack.is_empty() && root.is_some()) {
                 return None;
             }
-            let open = Open::new(name, attributes);
+            let tag_end = text.len() - rest.len();
+            elements.push(Element {
+                name: range_in(text, name),
+                start_tag: tag_start..tag_end,
+                whole: tag_start..tag_end,
+                inner: tag_end..tag_end,
+                attributes: attributes
+                    .iter()
+                    .map(|(key, raw)| (range_in(text, key), range_in(text, raw)))
+                    .collect(),
+                parent: stack.last().map(|open| open.index),
+            });
+            let attributes = attributes
+                .into_iter()
+                .map(|(key, raw)| (key, unescape(raw)))
+                .collect();
+            let open = Open::new(elements.len() - 1, name, attributes);
             if self_closing {
                 close(&mut stack, &mut root, open)?;
             } else {
@@ -152,7 +207,116 @@ pub(crate) fn parse(text: &str) -> Option<Value> {
     if !stack.is_empty() {
         return None;
     }
-    root
+    Some((root?, elements))
+}
+
+/// Wrapper start tags above the record list up to this long are one pinned header (the totals
+/// of a report sit there); a longer stretch keeps only the list's own parent tag.
+const MAX_HEADER_BYTES: usize = 1024;
+/// Attributes that name a record, in order of preference; else its first attribute names it.
+const NAMING_ATTRIBUTES: [&str; 3] = ["name", "id", "key"];
+
+/// The largest list of at least `min_records` sibling elements of one name (by bytes), as
+/// records whose fields keep their place in `text`: a record's start tag is its identity
+/// (its attributes are fields on that piece), each child element a field of its own, whole.
+/// The wrapper start tags above the list are its header. `None` when `text` is not well formed
+/// or holds no such list.
+pub(crate) fn records(text: &str, min_records: usize) -> Option<LineRecords> {
+    let (_, elements) = read(text)?;
+    let mut groups: HashMap<(Option<usize>, &str), Vec<usize>> = HashMap::new();
+    for (index, element) in elements.iter().enumerate() {
+        groups
+            .entry((element.parent, &text[element.name.clone()]))
+            .or_default()
+            .push(index);
+    }
+    let bytes = |group: &[usize]| -> usize { group.iter().map(|&i| elements[i].whole.len()).sum() };
+    let (&(parent, _), list) = groups
+        .iter()
+        .filter(|(_, group)| group.len() >= min_records)
+        // Ties go to the earlier list, the same every run.
+        .max_by_key(|(_, group)| (bytes(group), std::cmp::Reverse(group[0])))?;
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (index, element) in elements.iter().enumerate() {
+        if let Some(p) = element.parent {
+            children.entry(p).or_default().push(index);
+        }
+    }
+    // A record named by neither attribute nor leaf child (a `<layout>` holding a
+    // `<configItem>` tree) has no verbatim piece that names it: its nested children would be
+    // shown as whole subtrees. Such a list is better cut as a tree.
+    let nested = |index: usize| {
+        children
+            .get(&index)
+            .into_iter()
+            .flatten()
+            .any(|child| children.contains_key(child))
+    };
+    if list
+        .iter()
+        .any(|&index| elements[index].attributes.is_empty() && nested(index))
+    {
+        return None;
+    }
+    let records = list
+        .iter()
+        .map(|&index| {
+            let element = &elements[index];
+            let tag = element.start_tag.clone();
+            let field = |key: Range<usize>, value: Range<usize>, line: Range<usize>| LineField {
+                key,
+                value,
+                line,
+                more: Vec::new(),
+            };
+            let naming = NAMING_ATTRIBUTES
+                .iter()
+                .find_map(|n| {
+                    element
+                        .attributes
+                        .iter()
+                        .position(|(key, _)| &text[key.clone()] == *n)
+                })
+                .unwrap_or(0);
+            let mut fields = Vec::new();
+            match element.attributes.get(naming) {
+                Some((key, value)) => fields.push(field(key.clone(), value.clone(), tag.clone())),
+                None => fields.push(field(
+                    element.name.clone(),
+                    trimmed(text, element.inner.clone()),
+                    tag.clone(),
+                )),
+            }
+            for (at, (key, value)) in element.attributes.iter().enumerate() {
+                if at != naming {
+                    fields.push(field(key.clone(), value.clone(), tag.clone()));
+                }
+            }
+            for &child in children.get(&index).into_iter().flatten() {
+                let child = &elements[child];
+                fields.push(field(
+                    child.name.clone(),
+                    trimmed(text, child.inner.clone()),
+                    child.whole.clone(),
+                ));
+            }
+            LineRecord { fields }
+        })
+        .collect();
+    let header = parent.map(|p| {
+        let own = elements[p].start_tag.clone();
+        let from_root = elements[0].start_tag.start..own.end;
+        if from_root.len() <= MAX_HEADER_BYTES {
+            from_root
+        } else {
+            own
+        }
+    });
+    Some(LineRecords {
+        layout: Layout::Elements,
+        header,
+        records,
+    })
 }
 
 /// Ends element `open`: it becomes a child of the element around it, or the root.
@@ -172,8 +336,9 @@ fn close<'a>(stack: &mut [Open<'a>], root: &mut Option<Value>, open: Open<'a>) -
 
 /// The element's name, its attributes, whether it closes itself, and the text after the tag;
 /// `text` starts just after the `<`.
+/// Attribute values are as written, entities not yet decoded.
 #[allow(clippy::type_complexity)]
-fn start_tag(text: &str) -> Option<(&str, Vec<(&str, String)>, bool, &str)> {
+fn start_tag(text: &str) -> Option<(&str, Vec<(&str, &str)>, bool, &str)> {
     let name_end = text.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
     let name = &text[..name_end];
     if name.is_empty() || !name.chars().all(is_name_char) {
@@ -197,7 +362,7 @@ fn start_tag(text: &str) -> Option<(&str, Vec<(&str, String)>, bool, &str)> {
         let value = rest[eq + 1..].trim_start();
         let quote = value.chars().next().filter(|q| *q == '"' || *q == '\'')?;
         let end = value[1..].find(quote)? + 1;
-        attributes.push((attribute, unescape(&value[1..end])));
+        attributes.push((attribute, &value[1..end]));
         rest = &value[end + 1..];
     }
 }
