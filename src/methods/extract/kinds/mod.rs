@@ -26,6 +26,8 @@ pub(crate) fn build<'a>(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'a> {
+    // Whether the doc's long strings were windowed where they were rendered (the JSON way).
+    let mut rendered_as_json = matches!(kind, ContentKind::Json | ContentKind::JsonLines);
     let mut doc = match (kind, json) {
         (ContentKind::Json, Some(value)) => json::build_value(&value, query, max_unit_bytes),
         (ContentKind::Json, None) => json::build_document(text, query, max_unit_bytes),
@@ -44,18 +46,25 @@ pub(crate) fn build<'a>(
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
         // An XML list of records keeps its own bytes: start tags and child elements.
         (ContentKind::Xml, Some(tree)) => super::tree::build_xml_records(text, query)
-            .unwrap_or_else(|| Doc {
-                kind,
-                ..json::build_value(&tree, query, max_unit_bytes)
+            .unwrap_or_else(|| {
+                rendered_as_json = true;
+                Doc {
+                    kind,
+                    ..json::build_value(&tree, query, max_unit_bytes)
+                }
             }),
         // YAML read as a tree goes the JSON way, under its own name.
-        (ContentKind::Yaml, Some(tree)) => Doc {
-            kind,
-            ..json::build_value(&tree, query, max_unit_bytes)
-        },
+        (ContentKind::Yaml, Some(tree)) => {
+            rendered_as_json = true;
+            Doc {
+                kind,
+                ..json::build_value(&tree, query, max_unit_bytes)
+            }
+        }
         _ => lines::build(text, lines::Style::Text),
     };
-    split_oversized(&mut doc, max_unit_bytes, query);
+    let query_for_windows = query.filter(|_| !rendered_as_json);
+    split_oversized(&mut doc, max_unit_bytes, query_for_windows);
     doc
 }
 
@@ -67,17 +76,15 @@ pub(crate) fn build<'a>(
 /// cells), and a window around each match, marked off by ` … `. The rest of the unit, between
 /// and after the windows, is cut blind into pieces that are still there to fill the budget.
 /// Otherwise the unit is cut blind whole, the first piece carrying its weight.
+///
+/// `query` is `None` for a doc rendered the JSON way: its long strings have their windows
+/// already, where they are rendered (`json`).
 fn split_oversized(doc: &mut Doc<'_>, max_bytes: usize, query: Option<&Query>) {
     let max_bytes = max_bytes.max(64);
     if doc.units.iter().all(|u| u.span.len() <= max_bytes) {
         return;
     }
-    // A tree's long strings have their windows already, where they are rendered (`json`).
-    let is_tree = matches!(
-        doc.kind,
-        ContentKind::Json | ContentKind::JsonLines | ContentKind::Xml | ContentKind::Yaml
-    );
-    let windowed: Vec<(usize, Windows)> = match query.filter(|_| !is_tree) {
+    let windowed: Vec<(usize, Windows)> = match query {
         Some(query) => doc
             .units
             .iter()

@@ -246,8 +246,12 @@ fn a_rare_query_term_mid_way_in_a_long_string_is_kept_with_its_record_in_tree_ki
             "{kind}: detected as {}",
             out.stats.kind
         );
+        // The record's identity comes first (on the term's line, or as its parent line in the
+        // XML record's own tags), and the term's line starts with the string's head.
+        let at = out.text.find(TERM);
         let line = out.text.lines().find(|line| line.contains(TERM));
-        if !line.is_some_and(|l| l.contains(context) && l.contains("part0=on")) {
+        let record = out.text.find(context);
+        if !(line.is_some_and(|l| l.contains("part0=on")) && record.is_some_and(|r| Some(r) < at)) {
             lost.push(format!(
                 "{kind}: the term without its record or head:\n{}",
                 out.text
