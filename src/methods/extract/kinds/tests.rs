@@ -173,6 +173,32 @@ fn long_value() -> String {
     format!("{first}token {TERM} {second}")
 }
 
+/// The sample of `kind` holding `long`, condensed to `budget` tokens for a query naming
+/// [`TERM`]; checks the budget and the detected kind, and gives the output with the sample's
+/// context.
+fn condense_long(
+    kind: ContentKind,
+    long: &str,
+    budget: usize,
+    counter: &TokenCounter,
+) -> (crate::methods::extract::Extracted, &'static str) {
+    let (text, context) = sample(kind, long);
+    let query = format!("what is set to {TERM}?");
+    let hints = Hints::new().with_query(&query);
+    let out = extract_with_stats(&text, &hints, budget, counter);
+    assert!(
+        out.stats.tokens <= budget,
+        "{kind}: {} tokens",
+        out.stats.tokens
+    );
+    assert_eq!(
+        out.stats.kind, kind,
+        "{kind}: detected as {}",
+        out.stats.kind
+    );
+    (out, context)
+}
+
 /// The same when the term sits mid-way in a line far over the size cap, in every kind whose
 /// units are lines, entries, rows or paragraphs: the line's head (what it belongs to: the key,
 /// timestamp or row) and a window around the term are kept, under the line's own structural
@@ -188,20 +214,7 @@ fn a_rare_query_term_mid_way_in_a_long_line_is_kept_with_its_context_in_every_ki
         .into_iter()
         .filter(|k| !matches!(k, ContentKind::Json | ContentKind::Yaml | ContentKind::Xml));
     for kind in line_kinds {
-        let (text, context) = sample(kind, &long);
-        let query = format!("what is set to {TERM}?");
-        let hints = Hints::new().with_query(&query);
-        let out = extract_with_stats(&text, &hints, 250, &counter);
-        assert!(
-            out.stats.tokens <= 250,
-            "{kind}: {} tokens",
-            out.stats.tokens
-        );
-        assert_eq!(
-            out.stats.kind, kind,
-            "{kind}: detected as {}",
-            out.stats.kind
-        );
+        let (out, context) = condense_long(kind, &long, 250, &counter);
         for wanted in [TERM, context] {
             if !out.text.contains(wanted) {
                 lost.push(format!("{kind}: {wanted:?} lost:\n{}", out.text));
@@ -232,20 +245,7 @@ fn a_rare_query_term_mid_way_in_a_long_string_is_kept_with_its_record_in_tree_ki
     let long = long_value();
     let mut lost = Vec::new();
     for kind in [ContentKind::Json, ContentKind::Yaml, ContentKind::Xml] {
-        let (text, context) = sample(kind, &long);
-        let query = format!("what is set to {TERM}?");
-        let hints = Hints::new().with_query(&query);
-        let out = extract_with_stats(&text, &hints, 1000, &counter);
-        assert!(
-            out.stats.tokens <= 1000,
-            "{kind}: {} tokens",
-            out.stats.tokens
-        );
-        assert_eq!(
-            out.stats.kind, kind,
-            "{kind}: detected as {}",
-            out.stats.kind
-        );
+        let (out, context) = condense_long(kind, &long, 1000, &counter);
         // The record's identity comes first (on the term's line, or as its parent line in the
         // XML record's own tags), and the term's line starts with the string's head.
         let at = out.text.find(TERM);
