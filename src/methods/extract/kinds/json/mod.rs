@@ -47,6 +47,8 @@ const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 const FULLER_SOURCE_FACTOR: usize = 10;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
+/// Prior of a map member whose key the query names.
+const NAMED_KEY_PRIOR: f32 = 3.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 
@@ -292,7 +294,13 @@ impl<'q> Builder<'q> {
             } else {
                 format!("{path}.{k}")
             };
+            let first = self.units.len();
             self.walk(&v.item(), &child, Some(unit), depth + 1);
+            // A member the query names by its key (`zod` in a dependency tree, an endpoint's
+            // path) is where the answer sits, however deep.
+            if first < self.units.len() && self.query.is_some_and(|q| names_key(q, k)) {
+                self.units[first].prior += NAMED_KEY_PRIOR;
+            }
         }
     }
 
@@ -425,27 +433,34 @@ impl<'q> Builder<'q> {
         // compared by their heads, and windows in each would blur which one the query means.
         let windows = label.starts_with('.');
         let usual = render_within(item, cap, (self.query, windows), &exclude, &notable);
+        let row = table.map(|t| t.row(item));
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {
             Some(q)
                 if self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap =>
             {
-                project::project(item, cap, q, &usual, &exclude, &notable)
+                // Which query words few siblings hold: one of them in a folded list is the
+                // answer, a word every record holds (`python` in each classifier) is not.
+                let rare_word = |w: &str| table.is_some_and(|t| t.is_rare_word(w));
+                let rarity = project::Rarity {
+                    rare_word: &rare_word,
+                    common_exact: common,
+                };
+                let shown = (usual.as_str(), row.as_deref().unwrap_or(""));
+                project::project(item, cap, q, &rarity, shown, &exclude, &notable)
             }
             _ => None,
         };
         // A record the query singles out (by a value it names, a leaf deep inside, or its
         // failure) keeps its full rendering; the others are a row of the table.
-        let key_named = label.strip_prefix('.').is_some_and(|k| {
-            self.query
-                .is_some_and(|q| q.mentions(k) || names_every_word(q, k))
-        });
-        let (body, whole) = match (table, projected) {
-            (Some(table), None) if named == 0 && !key_named && level != Level::Error => {
+        let key_named = label
+            .strip_prefix('.')
+            .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));
+        let (body, whole) = match (table.zip(row), projected) {
+            (Some((table, row)), None) if named == 0 && !key_named && level != Level::Error => {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
-                let row = table.row(item);
                 if table.singles_out(item, self.query, &row) {
                     (usual, None)
                 } else {
@@ -460,7 +475,8 @@ impl<'q> Builder<'q> {
             ERROR_PRIOR
         } else {
             0.0
-        } + NAMED_VALUE_PRIOR * named.min(2) as f32;
+        } + NAMED_VALUE_PRIOR * named.min(2) as f32
+            + if key_named { NAMED_KEY_PRIOR } else { 0.0 };
         let unit = self.push(
             &text,
             Unit {
@@ -545,10 +561,11 @@ fn count_exact_strings(query: &Query, item: &Value, records: &mut [usize]) {
     }
 }
 
-/// Whether every word of `key` (a map member's name: `bcrypt`, `parse_int`) is a query word.
-fn names_every_word(query: &Query, key: &str) -> bool {
+/// Whether the query names `key`, a map member's name: exactly, or by every word of it
+/// (`bcrypt`, `parse_int`).
+fn names_key(query: &Query, key: &str) -> bool {
     let (words, named) = project::key_words_named(key, query);
-    words > 0 && words == named
+    query.mentions(key) || words > 0 && words == named
 }
 
 /// How deep [`names_a_part`] looks for a key the query names.

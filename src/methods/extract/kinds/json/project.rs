@@ -18,6 +18,9 @@ const MAX_DEPTH: usize = 10;
 /// How deep (in path segments after the first) a leaf the usual rendering leaves out must lie
 /// for the record to be projected.
 const MIN_FOLDED_DEPTH: usize = 3;
+/// Distinct rare query words or exact strings the folded lists of a record must hold for it
+/// to be projected.
+const MIN_NAMED_IN_LISTS: usize = 2;
 /// Items of one array visited per array.
 const MAX_ITEMS: usize = 64;
 /// Strings longer than this are content; their words are not matched one by one.
@@ -30,6 +33,7 @@ const LAST_KEY_NAMED: i32 = 4;
 const PARENT_KEY_NAMED: i32 = 1;
 const VALUE_NAMED_EXACTLY: i32 = 5;
 const VALUE_WORD_NAMED: i32 = 2;
+const RARE_WORD_NAMED: i32 = 1;
 const IDENTITY: i32 = 3;
 const NOTABLE: i32 = 4;
 const OPAQUE: i32 = -4;
@@ -51,7 +55,8 @@ pub(super) fn project(
     item: &Value,
     cap: usize,
     query: &Query,
-    usual: &str,
+    rarity: &Rarity<'_>,
+    (usual, row): (&str, &str),
     exclude: &dyn Fn(&str) -> bool,
     notable: &dyn Fn(&str, &Value) -> bool,
 ) -> Option<String> {
@@ -61,17 +66,64 @@ pub(super) fn project(
     leaves.retain(|l| !exclude(&l.top_key));
     // Only what lies deep is folded away by the usual rendering; a shallow leaf it leaves out
     // was outranked there by the record's other fields, and projecting would not bring it back.
-    let folded = leaves.iter().any(|l| {
-        l.strong && l.path.matches(['.', '[']).count() >= MIN_FOLDED_DEPTH && {
-            let value = compact(l.value);
-            let probe = &value[..crate::tokens::floor_char_boundary(&value, 40)];
-            !usual.contains(probe)
-        }
+    let deep_folded = leaves.iter().any(|l| {
+        l.strong
+            && l.path.matches(['.', '[']).count() >= MIN_FOLDED_DEPTH
+            && !shows(usual, l.value, true)
     });
-    if !folded {
+    // The items of a list the usual rendering folds (`"requires_dist":[…21 items]`) are lost
+    // whatever their depth. Projecting brings them back when they answer more than one thing
+    // the query asks (several rare words or exact names): one word in a list of conditions
+    // (`extra == …`) is seldom the answer, and each projection costs its siblings' rows.
+    let mut named_in_lists: Vec<String> = Vec::new();
+    if !deep_folded {
+        for l in &leaves {
+            if inside_folded(&l.path, usual)
+                && !shows(usual, l.value, true)
+                && !shows(row, l.value, false)
+            {
+                rare_names(l.value, query, rarity, &mut named_in_lists);
+            }
+        }
+    }
+    if !deep_folded && named_in_lists.len() < MIN_NAMED_IN_LISTS {
         return None;
     }
+    // A leaf that answers from deep in a list keeps the name of the item it sits in
+    // (`spec.containers[1].name` beside `spec.containers[1].image`).
+    let answering: std::collections::HashSet<&str> = leaves
+        .iter()
+        .filter(|l| l.strong)
+        .map(|l| parent_path(&l.path))
+        .collect();
+    let identities: Vec<usize> = (0..leaves.len())
+        .filter(|&i| {
+            let path = &leaves[i].path;
+            let key = &path[parent_path(path).len()..].trim_start_matches('.');
+            path.contains('[') && is_identity_key(key) && answering.contains(parent_path(path))
+        })
+        .collect();
+    // At least an identity's score, never more: a name the query asks for elsewhere in the
+    // record (`metadata.name`) still ranks first.
+    for i in identities {
+        leaves[i].score = leaves[i].score.max(IDENTITY);
+    }
+    // The words of the record's own name (`metadata.name`) are what singles it out among its
+    // siblings; inside it they tell no leaf apart.
+    let mut own_words = std::collections::HashSet::new();
+    for l in &leaves {
+        let key = &l.path[parent_path(&l.path).len()..].trim_start_matches('.');
+        if let Value::String(s) = l.value
+            && l.path.matches(['.', '[']).count() <= 1
+            && is_identity_key(key)
+        {
+            for_each_word(s, &mut String::new(), |w| {
+                own_words.insert(w.to_owned());
+            });
+        }
+    }
     for leaf in &mut leaves {
+        leaf.score += rarity.adjust(leaf.value, query, &own_words);
         if leaf.path == leaf.top_key && notable(&leaf.top_key, leaf.value) {
             leaf.score += NOTABLE;
         }
@@ -107,6 +159,103 @@ pub(super) fn project(
     }
     out.push('}');
     Some(out)
+}
+
+/// Whether `text`, a rendering of the record, shows the leaf value `v` (its head at least),
+/// as JSON or, in a table's row, as plain text.
+fn shows(text: &str, v: &Value, json: bool) -> bool {
+    let value = match v {
+        Value::String(s) if !json => s.clone(),
+        other => compact(other),
+    };
+    let probe = &value[..crate::tokens::floor_char_boundary(&value, 40)];
+    text.contains(probe)
+}
+
+/// Adds to `names`, once each, the exact strings of the query that `v` holds and the query
+/// words in it that `rare` says few records hold.
+fn rare_names(v: &Value, query: &Query, rarity: &Rarity<'_>, names: &mut Vec<String>) {
+    let Value::String(s) = v else {
+        return;
+    };
+    let mut add = |name: &str| {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    };
+    query.for_each_exact_in(s, |i| {
+        if !rarity.is_common_exact(i) {
+            add(&query.exact[i]);
+        }
+    });
+    if s.len() <= MAX_VALUE_WORDS_BYTES {
+        for_each_word(s, &mut String::new(), |w| {
+            if query.words.contains_key(w) && (rarity.rare_word)(w) {
+                add(w);
+            }
+        });
+    }
+}
+
+/// Which of the query's terms few of a record's siblings hold: those single a record's leaf
+/// out, a term every record holds (`python` in each classifier) does not.
+pub(super) struct Rarity<'a> {
+    /// Whether a query word is held by few records.
+    pub(super) rare_word: &'a dyn Fn(&str) -> bool,
+    /// Per exact string of the query, whether most records hold it.
+    pub(super) common_exact: &'a [bool],
+}
+
+impl Rarity<'_> {
+    fn is_common_exact(&self, i: usize) -> bool {
+        self.common_exact.get(i).copied().unwrap_or(false)
+    }
+
+    /// The change to a leaf's score for the rarity of the terms its value holds: an exact
+    /// string every record holds scores as a word; a rare query word adds, unless the
+    /// record's own name holds it (`own_words`).
+    fn adjust(
+        &self,
+        v: &Value,
+        query: &Query,
+        own_words: &std::collections::HashSet<String>,
+    ) -> i32 {
+        let Value::String(s) = v else {
+            return 0;
+        };
+        let mut change = 0;
+        if query.mentions(s) && !query.mentions_where(s, |i| !self.is_common_exact(i)) {
+            change -= VALUE_NAMED_EXACTLY - VALUE_WORD_NAMED;
+        }
+        if s.len() <= MAX_VALUE_WORDS_BYTES {
+            let mut rare = false;
+            for_each_word(s, &mut String::new(), |w| {
+                rare |=
+                    query.words.contains_key(w) && (self.rare_word)(w) && !own_words.contains(w);
+            });
+            if rare {
+                change += RARE_WORD_NAMED;
+            }
+        }
+        change
+    }
+}
+
+/// `path` up to its last key: `spec.containers[1]` for `spec.containers[1].image`.
+fn parent_path(path: &str) -> &str {
+    path.rfind('.').map_or("", |at| &path[..at])
+}
+
+/// Whether a list on `path` (`metadata.requires_dist[5]`: `requires_dist`) is folded to its
+/// size in `usual` (`"requires_dist":[…21 items]`): its items are lost whatever their depth.
+/// A folded object is not enough: the usual rendering folds a record's big objects, and
+/// outranks the shallow leaves in them for good reasons.
+fn inside_folded(path: &str, usual: &str) -> bool {
+    path.split('.').any(|segment| {
+        segment.split_once('[').is_some_and(|(key, _)| {
+            !key.is_empty() && usual.contains(&format!("{}:[…", json_string(key)))
+        })
+    })
 }
 
 fn render_leaf(leaf: &Leaf<'_>) -> String {
@@ -269,6 +418,13 @@ mod tests {
     /// One pod of a real `kubectl get pods -o json` list, shortened.
     const POD: &str = r#"{"metadata":{"name":"calico-node-h2bjp","namespace":"kube-system","uid":"2198392d-d521-4e08-86b3-6e1a14bc6348","resourceVersion":"48113386","creationTimestamp":"2020-04-10T02:19:09Z","labels":{"controller-revision-hash":"6d9c4b8f5f","k8s-app":"calico-node"}},"spec":{"containers":[{"name":"calico-node","image":"calico/node:v3.13.1","env":[{"name":"DATASTORE_TYPE","value":"kubernetes"},{"name":"CLUSTER_TYPE","value":"k8s,bgp"}],"resources":{"requests":{"cpu":"250m"}}}],"nodeName":"duckboat-01"},"status":{"phase":"Running","podIP":"10.10.238.73","qosClass":"Burstable"}}"#;
 
+    fn every_word_rare() -> Rarity<'static> {
+        Rarity {
+            rare_word: &|_| true,
+            common_exact: &[],
+        }
+    }
+
     fn query(text: &str) -> Query {
         Query::from_hints(&Hints::new().with_query(text)).unwrap()
     }
@@ -279,7 +435,16 @@ mod tests {
         let q = query(
             "which pod is in the Burstable QoS class and what CPU request does its container set?",
         );
-        let out = project(&pod, 220, &q, "{}", &|_| false, &|_, _| false).unwrap();
+        let out = project(
+            &pod,
+            220,
+            &q,
+            &every_word_rare(),
+            ("{}", ""),
+            &|_| false,
+            &|_, _| false,
+        )
+        .unwrap();
         assert!(
             out.contains(r#"spec.containers[0].resources.requests.cpu:"250m""#),
             "{out}"
@@ -295,6 +460,39 @@ mod tests {
     }
 
     #[test]
+    fn an_answering_leaf_in_a_list_keeps_the_name_of_its_item() {
+        let pod: Value = serde_json::from_str(POD).unwrap();
+        let q = query("which image does each container run?");
+        let out = project(
+            &pod,
+            220,
+            &q,
+            &every_word_rare(),
+            ("{}", ""),
+            &|_| false,
+            &|_, _| false,
+        )
+        .unwrap();
+        assert!(
+            out.contains(r#"spec.containers[0].image:"calico/node:v3.13.1""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"spec.containers[0].name:"calico-node""#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn only_folded_lists_count_as_folded() {
+        let usual = r#"{"name":"a","requires":[…21 items],"meta":{…4 keys}}"#;
+        assert!(inside_folded("requires[3]", usual));
+        assert!(inside_folded("meta.requires[3]", usual));
+        assert!(!inside_folded("meta.name", usual));
+        assert!(!inside_folded("other[2]", usual));
+    }
+
+    #[test]
     fn a_record_the_query_does_not_touch_is_not_projected() {
         let pod: Value = serde_json::from_str(POD).unwrap();
         assert!(
@@ -302,7 +500,8 @@ mod tests {
                 &pod,
                 220,
                 &query("zebra xylophone"),
-                "{}",
+                &every_word_rare(),
+                ("{}", ""),
                 &|_| false,
                 &|_, _| false
             )

@@ -438,6 +438,11 @@ impl Table {
             .any(|w| self.rare_words.contains(w) && !shown.contains(w))
     }
 
+    /// Whether `word`, a query word, is held by few of the records.
+    pub(super) fn is_rare_word(&self, word: &str) -> bool {
+        self.rare_words.contains(word)
+    }
+
     /// The header: the columns' paths, in the order the cells follow.
     pub(super) fn header(&self) -> String {
         format!("one line per record: {}", self.columns.join(" | "))

@@ -192,3 +192,111 @@ fn an_exact_string_every_record_holds_singles_none_out() {
     assert_eq!(full.len(), 1, "{full:?}");
     assert!(full[0].contains("v9.9.1"), "{full:?}");
 }
+
+fn query_of(text: &str) -> Query {
+    Query::from_hints(&crate::methods::extract::Hints::new().with_query(text)).unwrap()
+}
+
+/// Installed packages in the shape of a package manager's report: each record names its
+/// requirements in a list of strings nested in its metadata, beside a long description.
+fn packages() -> Value {
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hub",
+    ];
+    let records: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut requires: Vec<String> = (0..12).map(|k| format!("common{k}>=1.{k}")).collect();
+            if *name == "hub" {
+                requires.insert(3, "zebra<2.0,>=1.4; os_name == 'posix'".into());
+                requires.insert(9, "quokka>=0.3.1".into());
+            }
+            serde_json::json!({
+                "metadata": {
+                    "name": name,
+                    "version": format!("1.{i}.0"),
+                    "summary": format!("The {name} library"),
+                    "description": "A long description of what the library does. ".repeat(30),
+                    "license_text": "Permission is hereby granted, free of charge. ".repeat(20),
+                    "changelog": "Fixed a bug in the handling of inputs. ".repeat(20),
+                    "readme": "Install it and import it to use it well. ".repeat(20),
+                    "requires_dist": requires,
+                },
+                "location": format!("/opt/env/lib/site-packages/{name}-1.{i}.0.dist-info"),
+                "installer": "pip",
+            })
+        })
+        .collect();
+    serde_json::json!({ "installed": records })
+}
+
+#[test]
+fn list_items_the_query_names_are_kept_with_their_path_from_a_folded_list() {
+    let query = query_of("Which zebra and quokka versions does the hub package require?");
+    let doc = build_value(&packages(), Some(&query), 1400);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let hub = texts
+        .iter()
+        .find(|t| t.contains(r#""hub""#))
+        .expect("the hub record");
+    assert!(
+        hub.contains(r#"metadata.requires_dist[3]:"zebra<2.0,>=1.4; os_name == 'posix'""#),
+        "{hub}"
+    );
+    assert!(
+        hub.contains(r#"metadata.requires_dist[9]:"quokka>=0.3.1""#),
+        "{hub}"
+    );
+    // What the query does not touch makes room for them.
+    assert!(!hub.contains("Permission is hereby"), "{hub}");
+    assert!(hub.contains(r#"metadata.name:"hub""#), "{hub}");
+}
+
+#[test]
+fn a_folded_list_holding_one_common_query_word_is_not_projected() {
+    // `common` is in every record's list: it singles no record out, and each record stays a
+    // row of the table.
+    let query = query_of("Which common requirement does each package have?");
+    let doc = build_value(&packages(), Some(&query), 1400);
+    for i in 0..doc.units.len() {
+        assert!(!doc.text(i).contains("requires_dist["), "{}", doc.text(i));
+    }
+}
+
+#[test]
+fn a_dependency_tree_member_the_query_names_ranks_first_at_any_depth() {
+    // `npm ls --json`-like: objects keyed by package name, nested.
+    let dep = |version: &str, children: Value| {
+        serde_json::json!({
+            "version": version,
+            "resolved": format!("https://registry.example.org/pkg/-/pkg-{version}.tgz"),
+            "integrity": "sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3",
+            "license": "MIT",
+            "dependencies": children,
+        })
+    };
+    let leaf = |v: &str| dep(v, serde_json::json!({}));
+    let tree = serde_json::json!({
+        "name": "app",
+        "dependencies": {
+            "server": dep("2.0.0", serde_json::json!({
+                "router": leaf("1.1.0"),
+                "walrus": leaf("4.6.7"),
+                "parser": leaf("3.0.1"),
+            })),
+            "client": dep("1.0.0", serde_json::json!({"fetcher": leaf("0.9.0")})),
+        }
+    });
+    let query = query_of("Which walrus version is installed?");
+    let doc = build_value(&tree, Some(&query), 1000);
+    let walrus = (0..doc.units.len())
+        .find(|&i| {
+            doc.text(i)
+                .starts_with("dependencies.server.dependencies.walrus")
+        })
+        .expect("the walrus member with its path");
+    assert!(doc.text(walrus).contains("4.6.7"), "{}", doc.text(walrus));
+    let best = doc.units.iter().map(|u| u.prior).fold(f32::MIN, f32::max);
+    assert!(doc.units[walrus].prior >= best && best > 0.0);
+}
