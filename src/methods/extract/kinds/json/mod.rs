@@ -269,7 +269,15 @@ impl<'q> Builder<'q> {
             let item = v.item();
             let inline = item.approx_len(INLINE_BYTES) <= INLINE_BYTES;
             let _ = write!(line, "{}:", json_string(k));
-            if inline {
+            let digest = match &item {
+                Item::Parsed(value) => value
+                    .as_str()
+                    .and_then(|s| render::elided_digest(s, self.query)),
+                Item::Raw(_) => None,
+            };
+            if let Some(digest) = digest {
+                line.push_str(&digest);
+            } else if inline {
                 line.push_str(&item.compact());
             } else {
                 big.push(i);

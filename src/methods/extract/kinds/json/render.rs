@@ -8,6 +8,13 @@ use serde_json::Value;
 
 use super::{MAX_CATEGORY_BYTES, MIN_STRING_BYTES, compact, json_string, summary};
 use crate::methods::extract::query::Query;
+use crate::methods::extract::tree::noise::opaque_share;
+
+/// Opaque strings this long or longer are digests, shown by their head (see
+/// [`elided_digest`]); shorter ones (a commit id, a UUID) are kept whole, as they are asked for.
+const MIN_DIGEST_BYTES: usize = 64;
+/// Bytes of a digest's head kept.
+const DIGEST_HEAD: usize = 16;
 
 /// What stays the same while rendering one record.
 pub(super) struct Ctx<'q> {
@@ -71,6 +78,7 @@ pub(super) fn render(
 ) {
     let query = ctx.query;
     match v {
+        Value::String(s) if let Some(short) = elided_digest(s, query) => out.push_str(&short),
         Value::String(s) => render_string(
             out,
             s,
@@ -173,6 +181,17 @@ pub(super) fn render(
         }
         other => out.push_str(&compact(other)),
     }
+}
+
+/// A long digest or base64 run (an `integrity` hash, an image digest) the query does not
+/// name, as its head and a mark: it costs many tokens and hardly ever answers, and its head
+/// still tells two apart.
+pub(super) fn elided_digest(s: &str, query: Option<&Query>) -> Option<String> {
+    if s.len() < MIN_DIGEST_BYTES || opaque_share(s) < 0.5 || query.is_some_and(|q| q.mentions(s)) {
+        return None;
+    }
+    let quoted = json_string(&s[..crate::tokens::floor_char_boundary(s, DIGEST_HEAD)]);
+    Some(format!("{}…\"", &quoted[..quoted.len() - 1]))
 }
 
 /// `window_query`, when given, is the query whose sentences are kept past the head.

@@ -300,3 +300,28 @@ fn a_dependency_tree_member_the_query_names_ranks_first_at_any_depth() {
     let best = doc.units.iter().map(|u| u.prior).fold(f32::MIN, f32::max);
     assert!(doc.units[walrus].prior >= best && best > 0.0);
 }
+
+#[test]
+fn long_digests_the_query_does_not_name_are_cut_to_their_head() {
+    let integrity = "sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3OcmHhosDWYyii07tpPsLw==";
+    let member = serde_json::json!({
+        "version": "1.2.3",
+        "integrity": integrity,
+        "license": "MIT",
+        "description": "x".repeat(300),
+    });
+    let doc = build_value(&serde_json::json!({ "pkg": member }), None, 1000);
+    let line = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("\"integrity\""))
+        .expect("the member's line");
+    assert!(
+        line.contains(r#""integrity":"sha512-SWsVtH/0v…""#),
+        "{line}"
+    );
+    assert!(line.contains(r#""version":"1.2.3""#), "{line}");
+    // Named by the query, a digest is the answer and is kept whole.
+    let query = query_of("Which package has integrity sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8f?");
+    let doc = build_value(&serde_json::json!({ "pkg": member }), Some(&query), 1000);
+    assert!((0..doc.units.len()).any(|i| doc.text(i).contains(integrity)));
+}
