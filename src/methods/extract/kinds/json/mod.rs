@@ -441,13 +441,19 @@ impl<'q> Builder<'q> {
         // compared by their heads, and windows in each would blur which one the query means.
         let windows = label.starts_with('.');
         let usual = render_within(item, cap, (self.query, windows), &exclude, &notable);
-        let row = table.map(|t| t.row(item));
+        let key_named = label
+            .strip_prefix('.')
+            .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));
+        // A record the query singles out (by a value it names, a leaf deep inside, or its
+        // failure) keeps its full rendering; the others are a row of the table.
+        let as_row = named == 0 && !key_named && level != Level::Error;
+        let projectable =
+            self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap;
+        let row = table.filter(|_| as_row || projectable).map(|t| t.row(item));
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {
-            Some(q)
-                if self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap =>
-            {
+            Some(q) if projectable => {
                 // Which query words few siblings hold: one of them in a folded list is the
                 // answer, a word every record holds (`python` in each classifier) is not.
                 let rare_word = |w: &str| table.is_some_and(|t| t.is_rare_word(w));
@@ -460,13 +466,8 @@ impl<'q> Builder<'q> {
             }
             _ => None,
         };
-        // A record the query singles out (by a value it names, a leaf deep inside, or its
-        // failure) keeps its full rendering; the others are a row of the table.
-        let key_named = label
-            .strip_prefix('.')
-            .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));
         let (body, whole) = match (table.zip(row), projected) {
-            (Some((table, row)), None) if named == 0 && !key_named && level != Level::Error => {
+            (Some((table, row)), None) if as_row => {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
                 if table.singles_out(item, self.query, &row) {

@@ -76,9 +76,14 @@ pub(super) fn project(
     // the query asks (several rare words or exact names): one word in a list of conditions
     // (`extra == …`) is seldom the answer, and each projection costs its siblings' rows.
     let mut named_in_lists: Vec<String> = Vec::new();
-    if !deep_folded {
+    let folded_lists = if deep_folded {
+        Vec::new()
+    } else {
+        folded_lists(usual)
+    };
+    if !folded_lists.is_empty() {
         for l in &leaves {
-            if inside_folded(&l.path, usual)
+            if inside_folded(&l.path, &folded_lists)
                 && !shows(usual, l.value, true)
                 && !shows(row, l.value, false)
             {
@@ -246,15 +251,32 @@ fn parent_path(path: &str) -> &str {
     path.rfind('.').map_or("", |at| &path[..at])
 }
 
-/// Whether a list on `path` (`metadata.requires_dist[5]`: `requires_dist`) is folded to its
-/// size in `usual` (`"requires_dist":[…21 items]`): its items are lost whatever their depth.
-/// A folded object is not enough: the usual rendering folds a record's big objects, and
-/// outranks the shallow leaves in them for good reasons.
-fn inside_folded(path: &str, usual: &str) -> bool {
+/// The keys of the lists `usual` folds to their size: `requires_dist` for
+/// `"requires_dist":[…21 items]`. A folded object is not counted: the usual rendering folds a
+/// record's big objects, and outranks the shallow leaves in them for good reasons.
+fn folded_lists(usual: &str) -> Vec<String> {
+    const MARK: &str = "\":[…";
+    let mut keys = Vec::new();
+    for (at, _) in usual.match_indices(MARK) {
+        let before = &usual[..at];
+        // The key's opening quote: the last quote before it (a key holding a quote is skipped).
+        let Some(open) = before.rfind('"') else {
+            continue;
+        };
+        if let Ok(key) = serde_json::from_str::<String>(&usual[open..=at]) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// Whether a list on `path` (`metadata.requires_dist[5]`: `requires_dist`) is one of the
+/// `folded` lists: its items are lost whatever their depth.
+fn inside_folded(path: &str, folded: &[String]) -> bool {
     path.split('.').any(|segment| {
-        segment.split_once('[').is_some_and(|(key, _)| {
-            !key.is_empty() && usual.contains(&format!("{}:[…", json_string(key)))
-        })
+        segment
+            .split_once('[')
+            .is_some_and(|(key, _)| folded.iter().any(|f| f == key))
     })
 }
 
@@ -486,10 +508,12 @@ mod tests {
     #[test]
     fn only_folded_lists_count_as_folded() {
         let usual = r#"{"name":"a","requires":[…21 items],"meta":{…4 keys}}"#;
-        assert!(inside_folded("requires[3]", usual));
-        assert!(inside_folded("meta.requires[3]", usual));
-        assert!(!inside_folded("meta.name", usual));
-        assert!(!inside_folded("other[2]", usual));
+        let folded = folded_lists(usual);
+        assert_eq!(folded, ["requires"]);
+        assert!(inside_folded("requires[3]", &folded));
+        assert!(inside_folded("meta.requires[3]", &folded));
+        assert!(!inside_folded("meta.name", &folded));
+        assert!(!inside_folded("other[2]", &folded));
     }
 
     #[test]
