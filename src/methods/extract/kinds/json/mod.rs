@@ -306,7 +306,7 @@ impl<'q> Builder<'q> {
             self.walk(&v.item(), &child, Some(unit), depth + 1);
             // A member the query names by its key (`zod` in a dependency tree, an endpoint's
             // path) is where the answer sits, however deep.
-            if first < self.units.len() && self.query.is_some_and(|q| names_key(q, k)) {
+            if first < self.units.len() && self.query.is_some_and(|q| is_key_named(q, k)) {
                 self.units[first].prior += NAMED_KEY_PRIOR;
             }
         }
@@ -480,12 +480,15 @@ impl<'q> Builder<'q> {
         };
         let label = format!("{path}{label}");
         let text = labelled(&label, &body);
+        let key_is_named = label
+            .strip_prefix('.')
+            .is_some_and(|k| self.query.is_some_and(|q| is_key_named(q, k)));
         let prior = if level == Level::Error {
             ERROR_PRIOR
         } else {
             0.0
         } + NAMED_VALUE_PRIOR * named.min(2) as f32
-            + if key_named { NAMED_KEY_PRIOR } else { 0.0 };
+            + if key_is_named { NAMED_KEY_PRIOR } else { 0.0 };
         let unit = self.push(
             &text,
             Unit {
@@ -570,11 +573,22 @@ fn count_exact_strings(query: &Query, item: &Value, records: &mut [usize]) {
     }
 }
 
-/// Whether the query names `key`, a map member's name: exactly, or by every word of it
-/// (`bcrypt`, `parse_int`).
+/// Whether the query names `key`, a map member's name: within an exact string of it, or by
+/// every word of it (`bcrypt`, `parse_int`).
 fn names_key(query: &Query, key: &str) -> bool {
+    query.mentions(key) || names_every_word(query, key)
+}
+
+/// Whether the query names `key` itself: an exact string of it is the whole key, or every
+/// word of the key is a query word. `MaxCountPerSecond` is not named by `MaxCount`.
+fn is_key_named(query: &Query, key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    query.exact.contains(&lower) || names_every_word(query, key)
+}
+
+fn names_every_word(query: &Query, key: &str) -> bool {
     let (words, named) = project::key_words_named(key, query);
-    query.mentions(key) || words > 0 && words == named
+    words > 0 && words == named
 }
 
 /// How deep [`names_a_part`] looks for a key the query names.
