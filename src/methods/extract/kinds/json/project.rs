@@ -447,26 +447,30 @@ mod tests {
         }
     }
 
+    /// [`POD`] projected within 220 bytes, its usual rendering showing nothing.
+    fn project_pod(q: &Query) -> Option<String> {
+        let pod: Value = serde_json::from_str(POD).unwrap();
+        project(
+            &pod,
+            220,
+            q,
+            &every_word_rare(),
+            ("{}", ""),
+            &|_| false,
+            &|_, _| false,
+        )
+    }
+
     fn query(text: &str) -> Query {
         Query::from_hints(&Hints::new().with_query(text)).unwrap()
     }
 
     #[test]
     fn deep_leaves_the_query_names_are_kept_with_their_path() {
-        let pod: Value = serde_json::from_str(POD).unwrap();
         let q = query(
             "which pod is in the Burstable QoS class and what CPU request does its container set?",
         );
-        let out = project(
-            &pod,
-            220,
-            &q,
-            &every_word_rare(),
-            ("{}", ""),
-            &|_| false,
-            &|_, _| false,
-        )
-        .unwrap();
+        let out = project_pod(&q).expect("a projection");
         assert!(
             out.contains(r#"spec.containers[0].resources.requests.cpu:"250m""#),
             "{out}"
@@ -483,18 +487,8 @@ mod tests {
 
     #[test]
     fn an_answering_leaf_in_a_list_keeps_the_name_of_its_item() {
-        let pod: Value = serde_json::from_str(POD).unwrap();
         let q = query("which image does each container run?");
-        let out = project(
-            &pod,
-            220,
-            &q,
-            &every_word_rare(),
-            ("{}", ""),
-            &|_| false,
-            &|_, _| false,
-        )
-        .unwrap();
+        let out = project_pod(&q).expect("a projection");
         assert!(
             out.contains(r#"spec.containers[0].image:"calico/node:v3.13.1""#),
             "{out}"
@@ -518,18 +512,6 @@ mod tests {
 
     #[test]
     fn a_record_the_query_does_not_touch_is_not_projected() {
-        let pod: Value = serde_json::from_str(POD).unwrap();
-        assert!(
-            project(
-                &pod,
-                220,
-                &query("zebra xylophone"),
-                &every_word_rare(),
-                ("{}", ""),
-                &|_| false,
-                &|_, _| false
-            )
-            .is_none()
-        );
+        assert!(project_pod(&query("zebra xylophone")).is_none());
     }
 }
