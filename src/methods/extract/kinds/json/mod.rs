@@ -12,6 +12,7 @@ use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
+mod named;
 mod project;
 mod raw;
 mod render;
@@ -21,6 +22,7 @@ mod table;
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
 
+use named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use render::{approx_len, for_each_scalar, named_values, render_within};
 use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
 
@@ -533,66 +535,6 @@ impl<'q> Builder<'q> {
         });
     }
 }
-
-/// Whether the query names `item`, a member of a map, exactly: by its label (`.ReceiveMessageRequest`) or by a key
-/// inside it, at any depth — an identifier the query spells out is where the answer sits.
-fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
-    fn any_key(v: &Value, query: &Query, depth: usize) -> bool {
-        if depth > DESCENT_MAX_DEPTH {
-            return false;
-        }
-        match v {
-            Value::Object(map) => map
-                .iter()
-                .any(|(k, x)| query.mentions(k) || any_key(x, query, depth + 1)),
-            Value::Array(items) => items.iter().any(|x| any_key(x, query, depth + 1)),
-            _ => false,
-        }
-    }
-    // Only members of a map: the items of an array are alike, and are projected to the same
-    // fields instead (see `project`).
-    let Some(key) = label.strip_prefix('.') else {
-        return false;
-    };
-    query.mentions(key) || any_key(item, query, 0)
-}
-
-/// Adds one to `records[i]` for every exact string `i` of the query that a short value of
-/// `item` holds (each string once per record), as [`named_values`] reads them.
-fn count_exact_strings(query: &Query, item: &Value, records: &mut [usize]) {
-    let mut held = vec![false; records.len()];
-    for_each_scalar(item, "", 0, &mut |_, value| {
-        if let Value::String(s) = value
-            && s.len() <= MAX_CATEGORY_BYTES
-        {
-            query.for_each_exact_in(s, |i| held[i] = true);
-        }
-    });
-    for (count, held) in records.iter_mut().zip(held) {
-        *count += usize::from(held);
-    }
-}
-
-/// Whether the query names `key`, a map member's name: within an exact string of it, or by
-/// every word of it (`bcrypt`, `parse_int`).
-fn names_key(query: &Query, key: &str) -> bool {
-    query.mentions(key) || names_every_word(query, key)
-}
-
-/// Whether the query names `key` itself: an exact string of it is the whole key, or every
-/// word of the key is a query word. `MaxCountPerSecond` is not named by `MaxCount`.
-fn is_key_named(query: &Query, key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    query.exact.contains(&lower) || names_every_word(query, key)
-}
-
-fn names_every_word(query: &Query, key: &str) -> bool {
-    let (words, named) = project::key_words_named(key, query);
-    words > 0 && words == named
-}
-
-/// How deep [`names_a_part`] looks for a key the query names.
-const DESCENT_MAX_DEPTH: usize = 6;
 
 /// `path: text`, or `text` alone at the root.
 pub(super) fn labelled(path: &str, text: &str) -> String {
