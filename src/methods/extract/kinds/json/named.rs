@@ -8,9 +8,9 @@ use super::project;
 use super::render::for_each_scalar;
 use crate::methods::extract::query::Query;
 
-/// Whether the query names `item`, a member of a map, exactly: by its label
-/// (`.ReceiveMessageRequest`) or by a key inside it, at any depth — an identifier the query
-/// spells out is where the answer sits.
+/// Whether the query names `item`, a member of a map: by its label, exactly
+/// (`.ReceiveMessageRequest`) or by every word of it (`.walrus`), or exactly by a key inside
+/// it, at any depth — an identifier or a name the query spells out is where the answer sits.
 pub(super) fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
     fn any_key(v: &Value, query: &Query, depth: usize) -> bool {
         if depth > DESCENT_MAX_DEPTH {
@@ -29,7 +29,7 @@ pub(super) fn names_a_part(query: &Query, label: &str, item: &Value) -> bool {
     let Some(key) = label.strip_prefix('.') else {
         return false;
     };
-    query.mentions(key) || any_key(item, query, 0)
+    is_key_named(query, key) || query.mentions(key) || any_key(item, query, 0)
 }
 
 /// Adds one to `records[i]` for every exact string `i` of the query that a short value of

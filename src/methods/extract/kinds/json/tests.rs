@@ -325,3 +325,40 @@ fn long_digests_the_query_does_not_name_are_cut_to_their_head() {
     let doc = build_value(&serde_json::json!({ "pkg": member }), Some(&query), 1000);
     assert!((0..doc.units.len()).any(|i| doc.text(i).contains(integrity)));
 }
+
+#[test]
+fn a_big_map_member_named_by_every_word_of_its_key_is_walked_part_by_part() {
+    // Packages keyed by name, one of them the query's plain word (no exact string).
+    let mut packages = serde_json::Map::new();
+    for name in [
+        "router", "walrus", "parser", "fetcher", "logger", "mailer", "queue", "cache",
+    ] {
+        packages.insert(
+            name.into(),
+            serde_json::json!({
+                "version": "1.0.0",
+                "readme": format!("The {name} package. {}", "It does one thing well. ".repeat(30)),
+                "engines": {"node": ">=18"},
+            }),
+        );
+    }
+    let query = query_of("What does the walrus package's readme say?");
+    let doc = build_value(
+        &serde_json::json!({ "packages": packages }),
+        Some(&query),
+        300,
+    );
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("packages.walrus.readme: ")),
+        "{texts:#?}"
+    );
+    // Its siblings stay one line each.
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("packages.router.readme"))
+    );
+}
