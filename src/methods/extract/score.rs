@@ -17,6 +17,7 @@ use settings::{
 };
 
 mod dumps;
+mod references;
 mod reports;
 mod settings;
 
@@ -65,6 +66,12 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::raise_key_values(doc, &mut query_scores);
         reports::raise_failure_assertions(doc, &mut query_scores);
+    }
+    if matches!(
+        doc.kind,
+        ContentKind::Text | ContentKind::Config | ContentKind::Code | ContentKind::Markdown
+    ) {
+        references::raise_used_definitions(doc, &mut query_scores);
     }
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Log)
