@@ -108,6 +108,9 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::lower_hex_dumps(doc, &query_scores, &mut scores);
     }
+    if doc.kind == ContentKind::Text {
+        dumps::raise_first_rows(doc, &mut scores);
+    }
     if matches!(doc.kind, ContentKind::Markdown | ContentKind::Html) {
         pull_leads(doc, &query_scores, &mut scores);
     }

@@ -13,6 +13,10 @@ const MAX_VALUE_LINES: usize = 2;
 const HEX_DUMP_SHARE: f32 = 0.2;
 /// A line needs at least this many `:`-separated hex bytes to be a dump line.
 const MIN_HEX_BYTES: usize = 8;
+/// What the first row under a table's header line in command output gains.
+const FIRST_ROW_WEIGHT: f32 = 3.0;
+/// A header line of a table has at least this many column names.
+const MIN_HEADER_NAMES: usize = 3;
 
 /// The first lines under a `Key:` line without a value (`Serial Number:` over the serial) are
 /// that key's value: they gain most of the key's query match, since their own text (a run of
@@ -45,6 +49,35 @@ pub(super) fn lower_hex_dumps(doc: &Doc<'_>, query_scores: &[f32], scores: &mut 
             *s *= HEX_DUMP_SHARE;
         }
     }
+}
+
+/// A table inside command output, after lines of other text (`cProfile`'s totals, `top`'s
+/// summary), is not read as a table; but a tool that sorts its rows puts the extreme one
+/// (the most time, the most memory) right under the header line: that row gains a little.
+pub(super) fn raise_first_rows(doc: &Doc<'_>, scores: &mut [f32]) {
+    for (u, s) in scores.iter_mut().enumerate().skip(1) {
+        if is_header_line(doc.text(u - 1)) && is_row_under(doc.text(u - 1), doc.text(u)) {
+            *s += FIRST_ROW_WEIGHT;
+        }
+    }
+}
+
+/// Whether `line` reads as a table's header: at least three names without digits, some of
+/// them apart by a run of spaces.
+fn is_header_line(line: &str) -> bool {
+    let t = line.trim();
+    let names = t.split_whitespace();
+    t.contains("  ")
+        && names.clone().count() >= MIN_HEADER_NAMES
+        && names
+            .into_iter()
+            .all(|n| n.chars().any(char::is_alphabetic) && !n.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Whether `row` is a row under `header`: as many fields, a number among them.
+fn is_row_under(header: &str, row: &str) -> bool {
+    row.split_whitespace().count() == header.split_whitespace().count()
+        && row.chars().any(|c| c.is_ascii_digit())
 }
 
 /// Whether `line` is a key with its value on the lines below: one or a few words and a colon.
@@ -104,6 +137,20 @@ mod tests {
         assert!(s[4] > s[9], "{s:?}");
         assert!(is_bare_key("        Serial Number:"));
         assert!(!is_bare_key("        Version: 3 (0x2)"));
+    }
+
+    #[test]
+    fn the_first_row_under_a_table_header_in_output_gains() {
+        // The shape of `python -m cProfile -s tottime`: totals, then a table sorted by time.
+        let text = "         2191 function calls in 0.132 seconds\n\
+                    \x20  Ordered by: internal time\n\
+                    \x20  ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n\
+                    \x20    9008    0.020    0.000    0.032    0.000 pydoc.py:213(replace)\n\
+                    \x20    4558    0.001    0.000    0.012    0.000 pydoc.py:531(escape)\n\
+                    \x20     104    0.001    0.000    0.059    0.001 pydoc.py:1024(docroutine)\n";
+        let s = scored(text, "which pydoc function takes the most internal time");
+        assert!(s[3] > s[4] && s[3] > s[5], "{s:?}");
+        assert!(!is_header_line("Ordered by: internal time"));
     }
 
     #[test]
