@@ -16,6 +16,9 @@ use settings::{
     raise_described_settings,
 };
 
+mod dumps;
+mod references;
+mod reports;
 mod settings;
 
 /// A unit that matches the query best scores this much from BM25.
@@ -60,6 +63,16 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         raise_described_settings(doc, &mut query_scores);
         lower_prose_comments(doc, &mut query_scores);
     }
+    if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
+        dumps::raise_key_values(doc, &mut query_scores);
+        reports::raise_failure_assertions(doc, &mut query_scores);
+    }
+    if matches!(
+        doc.kind,
+        ContentKind::Text | ContentKind::Config | ContentKind::Code | ContentKind::Markdown
+    ) {
+        references::raise_used_definitions(doc, &mut query_scores);
+    }
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Log)
         && !asks_about_passes(q)
@@ -91,7 +104,13 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         query.map(|q| q.ends).unwrap_or_default(),
         &mut scores,
     );
-    pull_blocks(doc, &mut scores);
+    pull_blocks(doc, &query_scores, &mut scores);
+    if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
+        dumps::lower_hex_dumps(doc, &query_scores, &mut scores);
+    }
+    if doc.kind == ContentKind::Text {
+        dumps::raise_first_rows(doc, &mut scores);
+    }
     if matches!(doc.kind, ContentKind::Markdown | ContentKind::Html) {
         pull_leads(doc, &query_scores, &mut scores);
     }
@@ -304,19 +323,25 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
 }
 
 /// Moves every unit of a small block part of the way to the block's best score, so that the
-/// commit hash and stat line come with the matching commit message.
-fn pull_blocks(doc: &Doc<'_>, scores: &mut [f32]) {
-    let mut best: HashMap<u32, (f32, usize)> = HashMap::new();
-    for (unit, &s) in doc.units.iter().zip(scores.iter()) {
+/// commit hash and stat line come with the matching commit message. In a bigger record of a
+/// dump of indented fields (one `Certificate:` of `openssl x509 -text`) only the lines that
+/// match the query themselves move: the serial number of the certificate the query names then
+/// outranks the serial numbers of the others, while its other lines stay where they are.
+fn pull_blocks(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    // Per block: its best score, its size, and whether it is a record of a dump.
+    let mut best: HashMap<u32, (f32, usize, bool)> = HashMap::new();
+    for (u, (unit, &s)) in doc.units.iter().zip(scores.iter()).enumerate() {
         if let Some(b) = unit.block {
-            let entry = best.entry(b).or_insert((f32::MIN, 0));
+            let entry = best
+                .entry(b)
+                .or_insert_with(|| (f32::MIN, 0, dumps::is_record_head(doc, u)));
             entry.0 = entry.0.max(s);
             entry.1 += 1;
         }
     }
-    for (unit, s) in doc.units.iter().zip(scores.iter_mut()) {
-        if let Some(&(top, size)) = unit.block.and_then(|b| best.get(&b))
-            && size <= MAX_PULL_BLOCK
+    for ((unit, s), &q) in doc.units.iter().zip(scores.iter_mut()).zip(query_scores) {
+        if let Some(&(top, size, dump)) = unit.block.and_then(|b| best.get(&b))
+            && (size <= MAX_PULL_BLOCK || (dump && q > 0.0))
             && top > *s
         {
             *s += BLOCK_PULL * (top - *s);

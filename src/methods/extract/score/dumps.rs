@@ -1,0 +1,166 @@
+//! Rules about tool dumps of indented fields (`openssl x509 -text`, `lshw`, `dmidecode`,
+//! `systemd-analyze dump`): a `Key:` line with nothing after the colon holds its value on the
+//! deeper lines under it, and long runs of hex bytes (keys, signatures, fingerprints) fill such
+//! dumps without saying anything an agent reads.
+
+use super::super::doc::Doc;
+
+/// The share of a bare `Key:` line's query match its value lines gain.
+const KEY_VALUE_SHARE: f32 = 0.9;
+/// How many lines under a bare key count as its value (a serial number, a date, a name).
+const MAX_VALUE_LINES: usize = 2;
+/// The share of its score a hex dump line keeps when the query does not reach it.
+const HEX_DUMP_SHARE: f32 = 0.2;
+/// A line needs at least this many `:`-separated hex bytes to be a dump line.
+const MIN_HEX_BYTES: usize = 8;
+/// What the first row under a table's header line in command output gains.
+const FIRST_ROW_WEIGHT: f32 = 3.0;
+/// A header line of a table has at least this many column names.
+const MIN_HEADER_NAMES: usize = 3;
+
+/// The first lines under a `Key:` line without a value (`Serial Number:` over the serial) are
+/// that key's value: they gain most of the key's query match, since their own text (a run of
+/// hex digits, a date) never holds the query's words.
+pub(super) fn raise_key_values(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    let own = query_scores.to_vec();
+    let mut parent = None;
+    let mut nth = 0;
+    for (u, unit) in doc.units.iter().enumerate() {
+        let Some(p) = unit.parent.get().filter(|&p| p < u) else {
+            parent = None;
+            continue;
+        };
+        if parent != Some(p) {
+            parent = Some(p);
+            nth = 0;
+        }
+        nth += 1;
+        if nth <= MAX_VALUE_LINES && own[p] > 0.0 && is_bare_key(doc.text(p)) {
+            query_scores[u] += KEY_VALUE_SHARE * own[p];
+        }
+    }
+}
+
+/// Hex dump lines (`30:65:02:31:00:89:6a:8d:…`, a modulus or a signature) that the query does
+/// not reach keep a small share of their score, so the fields around them come first.
+pub(super) fn lower_hex_dumps(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    for (u, s) in scores.iter_mut().enumerate() {
+        if query_scores[u] <= 0.0 && is_hex_dump(doc.text(u)) {
+            *s *= HEX_DUMP_SHARE;
+        }
+    }
+}
+
+/// A table inside command output, after lines of other text (`cProfile`'s totals, `top`'s
+/// summary), is not read as a table; but a tool that sorts its rows puts the extreme one
+/// (the most time, the most memory) right under the header line: that row gains a little.
+pub(super) fn raise_first_rows(doc: &Doc<'_>, scores: &mut [f32]) {
+    for (u, s) in scores.iter_mut().enumerate().skip(1) {
+        if is_header_line(doc.text(u - 1)) && is_row_under(doc.text(u - 1), doc.text(u)) {
+            *s += FIRST_ROW_WEIGHT;
+        }
+    }
+}
+
+/// Whether `line` reads as a table's header: at least three names without digits, some of
+/// them apart by a run of spaces.
+fn is_header_line(line: &str) -> bool {
+    let t = line.trim();
+    let names = t.split_whitespace();
+    t.contains("  ")
+        && names.clone().count() >= MIN_HEADER_NAMES
+        && names
+            .into_iter()
+            .all(|n| n.chars().any(char::is_alphabetic) && !n.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Whether `row` is a row under `header`: as many fields, a number among them.
+fn is_row_under(header: &str, row: &str) -> bool {
+    row.split_whitespace().count() == header.split_whitespace().count()
+        && row.chars().any(|c| c.is_ascii_digit())
+}
+
+/// Whether `line` is a key with its value on the lines below: one or a few words and a colon.
+fn is_bare_key(line: &str) -> bool {
+    let t = line.trim();
+    t.strip_suffix(':')
+        .is_some_and(|key| !key.is_empty() && !key.contains(':') && key.split(' ').count() <= 5)
+}
+
+/// Whether unit `u` starts a record of a dump of indented fields: an unindented bare key
+/// (`Certificate:`) with its fields indented under it (not a `dir:` line of `ls -lR`, whose
+/// entries are not indented).
+pub(super) fn is_record_head(doc: &Doc<'_>, u: usize) -> bool {
+    let line = doc.text(u);
+    !line.starts_with(char::is_whitespace)
+        && is_bare_key(line)
+        && u + 1 < doc.units.len()
+        && doc.text(u + 1).starts_with(char::is_whitespace)
+}
+
+/// Whether `line` is made of `:`-separated pairs of hex digits only.
+fn is_hex_dump(line: &str) -> bool {
+    let t = line.trim().trim_end_matches(':');
+    let mut bytes = 0;
+    for part in t.split(':') {
+        if part.len() != 2 || !part.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return false;
+        }
+        bytes += 1;
+    }
+    bytes >= MIN_HEX_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::scored;
+    use super::*;
+
+    /// The shape of `openssl x509 -noout -text`: bare keys over their values, hex dumps.
+    const CERT: &str = "Certificate:\n    Data:\n        Version: 3 (0x2)\n        Serial Number:\n\
+            \x20           82:10:cf:b0:d2:40:e3:59:44:63:e0:bb:63:82:8b:00\n\
+            \x20       Signature Algorithm: sha256WithRSAEncryption\n\
+            \x20       Subject Public Key Info:\n\
+            \x20           Public Key Algorithm: rsaEncryption\n\
+            \x20               Modulus:\n\
+            \x20                   00:ad:e8:24:73:f4:14:37:f3:9b:9e:2b:57:28:1c:\n\
+            \x20                   87:be:dc:b7:df:38:90:8c:6e:3c:e6:57:a0:78:f7:\n";
+
+    #[test]
+    fn a_bare_key_named_by_the_query_lends_its_match_to_its_value() {
+        let s = scored(CERT, "what is the certificate's serial number");
+        let plain = scored(CERT, "what is the certificate's version");
+        assert!(
+            s[4] > plain[4],
+            "the serial gains its key's match: {s:?} {plain:?}"
+        );
+        assert!(s[4] > s[9], "{s:?}");
+        assert!(is_bare_key("        Serial Number:"));
+        assert!(!is_bare_key("        Version: 3 (0x2)"));
+    }
+
+    #[test]
+    fn the_first_row_under_a_table_header_in_output_gains() {
+        // The shape of `python -m cProfile -s tottime`: totals, then a table sorted by time.
+        let text = "         2191 function calls in 0.132 seconds\n\
+                    \x20  Ordered by: internal time\n\
+                    \x20  ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n\
+                    \x20    9008    0.020    0.000    0.032    0.000 pydoc.py:213(replace)\n\
+                    \x20    4558    0.001    0.000    0.012    0.000 pydoc.py:531(escape)\n\
+                    \x20     104    0.001    0.000    0.059    0.001 pydoc.py:1024(docroutine)\n";
+        let s = scored(text, "which pydoc function takes the most internal time");
+        assert!(s[3] > s[4] && s[3] > s[5], "{s:?}");
+        assert!(!is_header_line("Ordered by: internal time"));
+    }
+
+    #[test]
+    fn hex_dumps_rank_below_the_fields_around_them() {
+        let s = scored(CERT, "which algorithms does it use");
+        assert!(s[9] < s[5] && s[10] < s[7], "{s:?}");
+        assert!(is_hex_dump(
+            "   30:65:02:31:00:89:6a:8d:47:e7:ec:fc:6e:55:03:d9:67:6c:"
+        ));
+        assert!(!is_hex_dump("2024-05-01 10:00:00"));
+        assert!(!is_hex_dump("aa:bb"));
+    }
+}
