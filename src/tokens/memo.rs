@@ -8,10 +8,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use bpe_openai::Tokenizer;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::Encoding;
+use super::vocab::Tokenizer;
 
 /// Pieces up to this many bytes are remembered: the ones that repeat.
 const MAX_PIECE_BYTES: usize = 24;
@@ -43,12 +43,12 @@ pub(super) fn count(encoding: Encoding, tokenizer: &Tokenizer, text: &str) -> us
             .map(|piece| {
                 let bytes = piece.as_bytes();
                 if bytes.len() > MAX_PIECE_BYTES {
-                    return tokenizer.bpe.count(bytes);
+                    return tokenizer.count_piece(piece);
                 }
                 if let Some(&known) = table.get(bytes) {
                     return known as usize;
                 }
-                let counted = tokenizer.bpe.count(bytes);
+                let counted = tokenizer.count_piece(piece);
                 if table.len() >= MAX_ENTRIES {
                     table.clear();
                 }

@@ -5,11 +5,13 @@
 //! those bounds alone, before any vocabulary is built; the rest are counted only until the
 //! running count passes the limit.
 //!
-//! The counter is `bpe-openai`'s: the same tokens as tiktoken's `encode_ordinary` for
-//! `cl100k_base` and `o200k_base` (the tests compare both on the corpus and on adversarial
-//! text), several times faster to build and to count, and linear on inputs (megabyte runs of
-//! whitespace or of one letter) where tiktoken's regex gives up or its merges go quadratic.
-//! docs/benchmarks.md has the numbers.
+//! The counter is `bpe-openai`'s algorithm (a backtracking BPE encoder) over `bpe-openai`'s
+//! vocabularies: the same tokens as tiktoken's `encode_ordinary` for `cl100k_base` and
+//! `o200k_base` (the tests compare both on the corpus and on adversarial text), several times
+//! faster to count, and linear on inputs (megabyte runs of whitespace or of one letter) where
+//! tiktoken's regex gives up or its merges go quadratic. Its tables are read in place from the
+//! binary, so the first count builds nothing but the pre-tokenizer. docs/benchmarks.md has the
+//! numbers.
 //!
 //! ```
 //! use condense::{Encoding, TokenCounter};
@@ -24,12 +26,15 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
-mod compact;
+mod backtrack;
+mod layout;
 mod memo;
+mod tables;
 mod vocab;
+
+use vocab::Tokenizer;
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
 pub(crate) const MAX_TOKEN_BYTES: usize = 128;
@@ -179,9 +184,7 @@ impl TokenCounter {
         if text.len() > limit.saturating_mul(MAX_TOKEN_BYTES) {
             return None;
         }
-        let tokenizer = self.tokenizer();
-        // Both encodings are used without Unicode normalization, so this borrows the text.
-        tokenizer.count_till_limit(&tokenizer.normalize(text), limit)
+        self.tokenizer().count_till_limit(text, limit)
     }
 
     /// The count of `head` followed by `tail`, given `tail`'s count: `head` alone is counted
@@ -281,11 +284,13 @@ impl TokenCounter {
         let tokenizer = self.tokenizer();
         let wanted = first.map_or(usize::MAX, |n| n.saturating_add(1));
         let mut ends = Vec::with_capacity(wanted.min(text.len() / 3 + 1));
-        let mut offset = 0;
         for piece in tokenizer.split(text) {
-            for token in tokenizer.bpe.encode_via_backtracking(piece.as_bytes()) {
-                offset += tokenizer.bpe.token_len(token);
-                ends.push(offset);
+            let from = ends.len();
+            tokenizer.token_lengths(piece, &mut ends);
+            let mut offset = ends[..from].last().copied().unwrap_or(0);
+            for end in &mut ends[from..] {
+                offset += *end;
+                *end = offset;
             }
             if ends.len() >= wanted {
                 break;

@@ -1,23 +1,31 @@
-//! The two vocabularies, loaded with only what counting reads.
+//! The two vocabularies: their counting tables, in place in the binary, and their
+//! pre-tokenizers.
 //!
-//! build.rs writes, from `bpe-openai`'s serialized vocabularies, copies that keep the token
-//! lengths, the leftmost-longest automaton and the merge tables and leave out the token bytes, a
-//! hash map and two automata that only other encoders use, in a compact form read at memory speed
-//! (src/tokens/compact.rs): loading one is a fraction of the work of `bpe_openai::cl100k_base()` (docs/benchmarks.md, "Cold start"). The tokenizers built
-//! here count, split and encode with the backtracking encoder exactly as `bpe-openai`'s do (the
-//! tests compare both with tiktoken-rs); decoding token ids back to bytes is not possible with
-//! them, and condense never does.
+//! build.rs writes, from `bpe-openai`'s vocabularies, the tables the backtracking encoder reads
+//! (src/tokens/layout.rs), and the library reads them where they lie (src/tokens/tables.rs):
+//! the first count builds only the pre-tokenizer's regular expression. The encoder gives the
+//! tokens of `bpe-openai`'s, which are tiktoken's (the tests compare the counts with
+//! tiktoken-rs); decoding token ids back to bytes is not possible with these tables, and
+//! condense never decodes.
 //!
 //! The pre-tokenizer patterns are `bpe-openai` 0.3's (MIT licence, github/rust-gems), which
 //! rewrite tiktoken's negative look-ahead as a second pattern whose last character is dropped.
 
 use std::sync::LazyLock;
 
-use bpe_openai::Tokenizer;
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
-use serde::Deserialize;
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
 
-use super::compact::Reader;
+use super::backtrack;
+use super::tables::Tables;
+
+/// A vocabulary's tables and pre-tokenizer.
+pub(super) struct Tokenizer {
+    tables: Tables<'static>,
+    pieces: Regex,
+    /// Per pattern, whether its match ends with one look-ahead character to give back.
+    lookahead: Vec<bool>,
+}
 
 static CL100K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
     let patterns = [
@@ -28,8 +36,8 @@ static CL100K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
         ("\\s+\\s", true),
         ("\\s+", false),
     ];
-    load(
-        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.counting")),
+    Tokenizer::new(
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.tables")),
         &patterns,
     )
 });
@@ -45,31 +53,97 @@ static O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
     ]
     .join("|");
     let patterns = [(first.as_str(), false), ("\\s+\\s", true), ("\\s+", false)];
-    load(
-        include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.counting")),
+    Tokenizer::new(
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.tables")),
         &patterns,
     )
 });
 
-/// `cl100k_base`, built on first use.
+/// `cl100k_base`, its pre-tokenizer built on first use.
 pub(super) fn cl100k_base() -> &'static Tokenizer {
     &CL100K_BASE
 }
 
-/// `o200k_base`, built on first use.
+/// `o200k_base`, its pre-tokenizer built on first use.
 pub(super) fn o200k_base() -> &'static Tokenizer {
     &O200K_BASE
 }
 
-/// A tokenizer from a vocabulary in the compact form and the pre-tokenizer `patterns`.
-///
-/// Both are built into the binary by build.rs from the same crate versions that read them, so
-/// neither can fail on any input; a failure is a build defect.
-fn load(vocabulary: &[u8], patterns: &[(&str, bool)]) -> Tokenizer {
-    let mut reader = Reader::new(vocabulary);
-    let bpe =
-        BytePairEncoding::deserialize(&mut reader).expect("build.rs wrote a valid vocabulary");
-    assert!(reader.is_done(), "build.rs wrote a longer vocabulary");
-    // Neither encoding normalizes its input (NFC is off), as in `bpe-openai`.
-    Tokenizer::new_lookahead(bpe, patterns, false).expect("the pre-tokenizer patterns compile")
+impl Tokenizer {
+    /// Both arguments are built into the binary from the same crate versions, so neither can
+    /// fail on any input; a failure is a build defect.
+    fn new(tables: &'static [u8], patterns: &[(&str, bool)]) -> Self {
+        let (expressions, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
+        Tokenizer {
+            tables: Tables::new(tables),
+            pieces: Regex::new_many(&expressions).expect("the pre-tokenizer patterns compile"),
+            lookahead,
+        }
+    }
+
+    /// The pre-tokenizer pieces of `text`, in order; BPE merges never cross them.
+    pub(super) fn split<'a>(&'a self, text: &'a str) -> Pieces<'a> {
+        Pieces {
+            tokenizer: self,
+            text,
+            at: 0,
+        }
+    }
+
+    /// The number of tokens of one piece.
+    pub(super) fn count_piece(&self, piece: &str) -> usize {
+        backtrack::count(&self.tables, piece.as_bytes())
+    }
+
+    /// The number of tokens of `text`, piece by piece.
+    pub(super) fn count(&self, text: &str) -> usize {
+        self.split(text).map(|piece| self.count_piece(piece)).sum()
+    }
+
+    /// The number of tokens of `text` when it is at most `limit`, stopping at the first piece
+    /// that passes it.
+    pub(super) fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
+        self.split(text).try_fold(0, |counted: usize, piece| {
+            backtrack::count_up_to(&self.tables, piece.as_bytes(), limit - counted)
+                .map(|tokens| counted + tokens)
+        })
+    }
+
+    /// Appends the byte length of each token of one piece to `lengths`.
+    pub(super) fn token_lengths(&self, piece: &str, lengths: &mut Vec<usize>) {
+        backtrack::token_lengths(&self.tables, piece.as_bytes(), lengths);
+    }
+}
+
+/// The pieces of a text, as `bpe-openai`'s pre-tokenizer cuts them: each the anchored match of
+/// the patterns at the end of the previous one, less its look-ahead character if the pattern
+/// that matched has one.
+pub(super) struct Pieces<'a> {
+    tokenizer: &'a Tokenizer,
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let input = Input::new(&self.text[self.at..]).anchored(Anchored::Yes);
+        let found = self.tokenizer.pieces.find(input)?;
+        let start = self.at;
+        let mut end = start + found.range().end;
+        if self.tokenizer.lookahead[found.pattern().as_usize()] {
+            let last = self.text[start..end]
+                .chars()
+                .next_back()
+                .expect("a look-ahead pattern matches at least one character");
+            end -= last.len_utf8();
+            assert_ne!(
+                end, start,
+                "a look-ahead pattern consumes a character besides its look-ahead"
+            );
+        }
+        self.at = end;
+        Some(&self.text[start..end])
+    }
 }
