@@ -2,7 +2,7 @@
 //!
 //! A byte-level BPE token covers at least 1 and at most [`MAX_TOKEN_BYTES`] bytes, so a text of
 //! `len` bytes has between `len / 128` and `len` tokens. Most threshold decisions are settled by
-//! those bounds alone, before any vocabulary is built; the rest are counted only until the
+//! those bounds alone, before any pre-tokenizer is compiled; the rest are counted only until the
 //! running count passes the limit.
 //!
 //! The counter is `bpe-openai`'s algorithm (a backtracking BPE encoder) over `bpe-openai`'s
@@ -30,7 +30,6 @@ use serde::{Deserialize, Serialize};
 
 mod backtrack;
 mod layout;
-mod memo;
 mod tables;
 mod vocab;
 
@@ -98,7 +97,7 @@ impl FromStr for Encoding {
 #[error("unknown token encoding `{0}`: expected `cl100k_base` or `o200k_base`")]
 pub struct UnknownEncoding(pub String);
 
-/// Counts tokens exactly. Cheap to copy, and free to make: the vocabulary of an encoding is built
+/// Counts tokens exactly. Cheap to copy, and free to make: an encoding's pre-tokenizer is built
 /// on the first count that needs it (once per process, then shared), so a decision the byte
 /// length settles never pays for it.
 #[derive(Clone, Copy)]
@@ -121,8 +120,8 @@ impl Default for TokenCounter {
 }
 
 impl TokenCounter {
-    /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
-    /// loads it (a few milliseconds: only the part counting reads, prepared at build time),
+    /// A counter for `encoding`. Builds nothing: the first count compiles the pre-tokenizer
+    /// (about a millisecond; the vocabulary's tables are read in place from the binary),
     /// later ones share it.
     pub fn new(encoding: Encoding) -> Self {
         TokenCounter { encoding }
@@ -133,7 +132,7 @@ impl TokenCounter {
         self.encoding
     }
 
-    /// Builds this encoding's vocabulary now, on the calling thread, if no count has yet: a
+    /// Builds this encoding's pre-tokenizer now, on the calling thread, if no count has yet: a
     /// process that will count can build it on a spare core while it does other start-up work.
     pub fn prepare(&self) {
         let _ = self.tokenizer();
@@ -300,7 +299,7 @@ impl TokenCounter {
     }
 
     fn count_serial(&self, text: &str) -> usize {
-        memo::count(self.encoding, self.tokenizer(), text)
+        self.tokenizer().count(text)
     }
 
     /// Counts `text` in up to `threads` parts on scoped threads. Only exact cuts are used, so
@@ -310,7 +309,7 @@ impl TokenCounter {
         if parts.len() < 2 {
             return self.count_serial(text);
         }
-        // Build the vocabulary once before the threads race for it.
+        // Build the pre-tokenizer once before the threads race for it.
         self.prepare();
         std::thread::scope(|scope| {
             let handles: Vec<_> = parts[1..]
