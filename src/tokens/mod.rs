@@ -28,6 +28,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+mod ascii;
 mod backtrack;
 mod layout;
 mod tables;
