@@ -136,7 +136,20 @@ impl TokenCounter {
     /// Builds this encoding's pre-tokenizer now, on the calling thread, if no count has yet: a
     /// process that will count can build it on a spare core while it does other start-up work.
     pub fn prepare(&self) {
-        let _ = self.tokenizer();
+        self.tokenizer().prepare();
+    }
+
+    /// Whether counting `text` can start at once, with nothing to build first: `cl100k_base`
+    /// cuts ASCII text into pieces without its pre-tokenizer's expression, so counting ASCII
+    /// text needs no [`prepare`](Self::prepare).
+    ///
+    /// ```
+    /// use condense::{Encoding, TokenCounter};
+    ///
+    /// assert!(TokenCounter::new(Encoding::Cl100kBase).ready_for("plain ASCII log line"));
+    /// ```
+    pub fn ready_for(&self, text: &str) -> bool {
+        !self.tokenizer().needs_expression(text)
     }
 
     /// The tokenizer, built on first use.
@@ -310,8 +323,6 @@ impl TokenCounter {
         if parts.len() < 2 {
             return self.count_serial(text);
         }
-        // Build the pre-tokenizer once before the threads race for it.
-        self.prepare();
         std::thread::scope(|scope| {
             let handles: Vec<_> = parts[1..]
                 .iter()

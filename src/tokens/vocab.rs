@@ -12,8 +12,8 @@
 //! rewrite tiktoken's negative look-ahead as a second pattern whose last character is dropped.
 
 use std::cell::RefCell;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, OnceLock};
 
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
@@ -25,7 +25,9 @@ use super::tables::Tables;
 /// A vocabulary's tables and pre-tokenizer.
 pub(super) struct Tokenizer {
     tables: Tables<'static>,
-    pieces: Regex,
+    /// The patterns, compiled on first use: text the ASCII cut decides never needs them.
+    patterns: Vec<String>,
+    pieces: OnceLock<Regex>,
     /// Per pattern, whether its match ends with one look-ahead character to give back.
     lookahead: Vec<bool>,
     /// Which of each thread's search caches is this tokenizer's (each tokenizer has its own).
@@ -92,11 +94,15 @@ impl Tokenizer {
     /// fail on any input; a failure is a build defect.
     fn new(tables: &'static [u8], patterns: &[(&str, bool)]) -> Self {
         static TOKENIZERS: AtomicUsize = AtomicUsize::new(0);
-        let (expressions, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
+        let (patterns, lookahead) = patterns
+            .iter()
+            .map(|&(pattern, lookahead)| (pattern.to_owned(), lookahead))
+            .unzip();
         Tokenizer {
             cache_slot: TOKENIZERS.fetch_add(1, Ordering::Relaxed),
             tables: Tables::new(tables),
-            pieces: Regex::new_many(&expressions).expect("the pre-tokenizer patterns compile"),
+            patterns,
+            pieces: OnceLock::new(),
             lookahead,
             ascii_pieces: None,
         }
@@ -109,6 +115,24 @@ impl Tokenizer {
         }
     }
 
+    /// The pre-tokenizer's expression, compiled on first use (about a millisecond).
+    fn expression(&self) -> &Regex {
+        self.pieces.get_or_init(|| {
+            Regex::new_many(&self.patterns).expect("the pre-tokenizer patterns compile")
+        })
+    }
+
+    /// Compiles the expression now, if no count has yet.
+    pub(super) fn prepare(&self) {
+        let _ = self.expression();
+    }
+
+    /// Whether cutting `text` into pieces needs the expression: not for ASCII text when the
+    /// ASCII cut serves these patterns.
+    pub(super) fn needs_expression(&self, text: &str) -> bool {
+        self.ascii_pieces.is_none() || !text.is_ascii()
+    }
+
     /// The pre-tokenizer's match at the start of `input`, searched with this thread's cache.
     fn find_piece(&self, input: &Input<'_>) -> Option<regex_automata::Match> {
         SEARCH_CACHES.with(|caches| match caches.try_borrow_mut() {
@@ -117,10 +141,10 @@ impl Tokenizer {
                     caches.resize_with(self.cache_slot + 1, || None);
                 }
                 let cache =
-                    caches[self.cache_slot].get_or_insert_with(|| self.pieces.create_cache());
-                self.pieces.search_with(cache, input)
+                    caches[self.cache_slot].get_or_insert_with(|| self.expression().create_cache());
+                self.expression().search_with(cache, input)
             }
-            Err(_) => self.pieces.search(input),
+            Err(_) => self.expression().search(input),
         })
     }
 
