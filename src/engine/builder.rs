@@ -93,6 +93,9 @@ impl CondenserBuilder {
             },
         };
         let secrets = secret_redactor(&self.config);
+        if llm.is_some() {
+            secrets.prepare();
+        }
         let config = Arc::new(self.config);
         let policy = self
             .policy

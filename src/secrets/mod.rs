@@ -208,12 +208,18 @@ const MIN_KNOWN_SECRET_LEN: usize = 4;
 impl SecretRedactor {
     /// A redactor for every [`SecretKind`] it recognises by shape.
     pub fn new() -> Self {
-        // Compile now, so that a first call does not pay for it (and a bad pattern shows at
-        // construction in tests, not on some later input).
-        let _ = compiled();
         SecretRedactor {
             by_shape: true,
             known: Vec::new(),
+        }
+    }
+
+    /// Compiles the patterns now, when this redactor recognises secrets by shape, so that the
+    /// first text redacted does not pay for it. A process that never sends text anywhere (no
+    /// LLM) never calls this, and never compiles them: they were a millisecond of its start.
+    pub(crate) fn prepare(&self) {
+        if self.by_shape {
+            let _ = compiled();
         }
     }
 

@@ -2,14 +2,16 @@
 //!
 //! A byte-level BPE token covers at least 1 and at most [`MAX_TOKEN_BYTES`] bytes, so a text of
 //! `len` bytes has between `len / 128` and `len` tokens. Most threshold decisions are settled by
-//! those bounds alone, before any vocabulary is built; the rest are counted only until the
+//! those bounds alone, before any pre-tokenizer is compiled; the rest are counted only until the
 //! running count passes the limit.
 //!
-//! The counter is `bpe-openai`'s: the same tokens as tiktoken's `encode_ordinary` for
-//! `cl100k_base` and `o200k_base` (the tests compare both on the corpus and on adversarial
-//! text), several times faster to build and to count, and linear on inputs (megabyte runs of
-//! whitespace or of one letter) where tiktoken's regex gives up or its merges go quadratic.
-//! docs/benchmarks.md has the numbers.
+//! The counter is `bpe-openai`'s algorithm (a backtracking BPE encoder) over `bpe-openai`'s
+//! vocabularies: the same tokens as tiktoken's `encode_ordinary` for `cl100k_base` and
+//! `o200k_base` (the tests compare both on the corpus and on adversarial text), several times
+//! faster to count, and linear on inputs (megabyte runs of whitespace or of one letter) where
+//! tiktoken's regex gives up or its merges go quadratic. Its tables are read in place from the
+//! binary, so the first count builds nothing but the pre-tokenizer. docs/benchmarks.md has the
+//! numbers.
 //!
 //! ```
 //! use condense::{Encoding, TokenCounter};
@@ -24,12 +26,15 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use bpe_openai::Tokenizer;
 use serde::{Deserialize, Serialize};
 
-mod compact;
-mod memo;
+mod ascii;
+mod backtrack;
+mod layout;
+mod tables;
 mod vocab;
+
+use vocab::Tokenizer;
 
 /// The longest byte sequence one token of `cl100k_base` or `o200k_base` stands for.
 pub(crate) const MAX_TOKEN_BYTES: usize = 128;
@@ -93,7 +98,7 @@ impl FromStr for Encoding {
 #[error("unknown token encoding `{0}`: expected `cl100k_base` or `o200k_base`")]
 pub struct UnknownEncoding(pub String);
 
-/// Counts tokens exactly. Cheap to copy, and free to make: the vocabulary of an encoding is built
+/// Counts tokens exactly. Cheap to copy, and free to make: an encoding's pre-tokenizer is built
 /// on the first count that needs it (once per process, then shared), so a decision the byte
 /// length settles never pays for it.
 #[derive(Clone, Copy)]
@@ -116,8 +121,8 @@ impl Default for TokenCounter {
 }
 
 impl TokenCounter {
-    /// A counter for `encoding`. Builds nothing: the first count that needs the vocabulary
-    /// loads it (a few milliseconds: only the part counting reads, prepared at build time),
+    /// A counter for `encoding`. Builds nothing: the first count compiles the pre-tokenizer
+    /// (about a millisecond; the vocabulary's tables are read in place from the binary),
     /// later ones share it.
     pub fn new(encoding: Encoding) -> Self {
         TokenCounter { encoding }
@@ -128,10 +133,23 @@ impl TokenCounter {
         self.encoding
     }
 
-    /// Builds this encoding's vocabulary now, on the calling thread, if no count has yet: a
+    /// Builds this encoding's pre-tokenizer now, on the calling thread, if no count has yet: a
     /// process that will count can build it on a spare core while it does other start-up work.
     pub fn prepare(&self) {
-        let _ = self.tokenizer();
+        self.tokenizer().prepare();
+    }
+
+    /// Whether counting `text` can start at once, with nothing to build first: `cl100k_base`
+    /// cuts ASCII text into pieces without its pre-tokenizer's expression, so counting ASCII
+    /// text needs no [`prepare`](Self::prepare).
+    ///
+    /// ```
+    /// use condense::{Encoding, TokenCounter};
+    ///
+    /// assert!(TokenCounter::new(Encoding::Cl100kBase).ready_for("plain ASCII log line"));
+    /// ```
+    pub fn ready_for(&self, text: &str) -> bool {
+        !self.tokenizer().needs_expression(text)
     }
 
     /// The tokenizer, built on first use.
@@ -179,9 +197,7 @@ impl TokenCounter {
         if text.len() > limit.saturating_mul(MAX_TOKEN_BYTES) {
             return None;
         }
-        let tokenizer = self.tokenizer();
-        // Both encodings are used without Unicode normalization, so this borrows the text.
-        tokenizer.count_till_limit(&tokenizer.normalize(text), limit)
+        self.tokenizer().count_till_limit(text, limit)
     }
 
     /// The count of `head` followed by `tail`, given `tail`'s count: `head` alone is counted
@@ -281,11 +297,13 @@ impl TokenCounter {
         let tokenizer = self.tokenizer();
         let wanted = first.map_or(usize::MAX, |n| n.saturating_add(1));
         let mut ends = Vec::with_capacity(wanted.min(text.len() / 3 + 1));
-        let mut offset = 0;
         for piece in tokenizer.split(text) {
-            for token in tokenizer.bpe.encode_via_backtracking(piece.as_bytes()) {
-                offset += tokenizer.bpe.token_len(token);
-                ends.push(offset);
+            let from = ends.len();
+            tokenizer.token_lengths(piece, &mut ends);
+            let mut offset = ends[..from].last().copied().unwrap_or(0);
+            for end in &mut ends[from..] {
+                offset += *end;
+                *end = offset;
             }
             if ends.len() >= wanted {
                 break;
@@ -295,7 +313,7 @@ impl TokenCounter {
     }
 
     fn count_serial(&self, text: &str) -> usize {
-        memo::count(self.encoding, self.tokenizer(), text)
+        self.tokenizer().count(text)
     }
 
     /// Counts `text` in up to `threads` parts on scoped threads. Only exact cuts are used, so
@@ -305,8 +323,6 @@ impl TokenCounter {
         if parts.len() < 2 {
             return self.count_serial(text);
         }
-        // Build the vocabulary once before the threads race for it.
-        self.prepare();
         std::thread::scope(|scope| {
             let handles: Vec<_> = parts[1..]
                 .iter()

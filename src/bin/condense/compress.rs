@@ -17,14 +17,17 @@ pub(crate) async fn run(args: CompressArgs) -> anyhow::Result<()> {
     let kept = config.store.backend != Some(StoreBackendKind::Memory);
     let store = crate::retrieve::store_description(&config);
     let input = read_input(args.file.as_deref(), config.limits.max_input_bytes)?;
-    // Building the vocabulary is most of a cold start. An input no longer in bytes than the
-    // threshold passes through uncounted (a token is at least a byte), unless `--json` shows
-    // its count; any other needs it: build it on a spare core while the condenser is set up.
+    // An input no longer in bytes than the threshold passes through uncounted (a token is at
+    // least a byte), unless `--json` shows its count; any other is counted. Counting builds
+    // nothing for ASCII text in `cl100k_base`; otherwise it first compiles the pre-tokenizer
+    // (about a millisecond): compile it on a spare core while the condenser is set up.
     let rule = config.rule_for(args.tool.as_deref().unwrap_or(""));
     let threshold = rule.threshold_tokens.min(args.budget.unwrap_or(usize::MAX));
-    if args.json || !TokenCounter::trivially_within(&input.text, threshold) {
-        let encoding = rule.encoding;
-        std::thread::spawn(move || TokenCounter::new(encoding).prepare());
+    let counter = TokenCounter::new(rule.encoding);
+    if (args.json || !TokenCounter::trivially_within(&input.text, threshold))
+        && !counter.ready_for(&input.text)
+    {
+        std::thread::spawn(move || counter.prepare());
     }
     let mut builder = Condenser::builder(config);
     if std::io::stderr().is_terminal() {
