@@ -66,10 +66,7 @@ impl Condenser {
         };
         // Count the original while the methods run: the header needs it, and on large inputs
         // it is the slowest part of the extractive path.
-        let tokens_before = {
-            let shared = input.original.clone();
-            tokio::task::spawn_blocking(move || counter.count(&shared))
-        };
+        let mut tokens_before = OriginalCount::start(input.original.clone(), counter);
         let body_budget = plan.budget_tokens.saturating_sub(HEADER_RESERVE);
         let mut candidate: Option<(String, Method)> = None;
 
@@ -95,15 +92,14 @@ impl Condenser {
             }
         }
 
-        let tokens_before = tokens_before.await.unwrap_or(input.original.len());
         // Every rung's answer is finished and judged by the hook the same way.
-        let judged = |body: &str, method: Method| {
+        let judged = |body: &str, method: Method, tokens_before: usize| {
             let outcome = self.finish(body, method, tokens_before, reference, note, &counter, plan);
             let verdict = review.judge(&outcome);
             (outcome, verdict)
         };
         if let Some((body, method)) = candidate.take() {
-            match judged(&body, method) {
+            match judged(&body, method, tokens_before.get().await) {
                 (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
                 (_, Verdict::Veto) => {
                     fallback = Some(format!("{method} result vetoed by the hook"));
@@ -113,12 +109,16 @@ impl Condenser {
 
         if plan.mode != Mode::Truncate && body_budget >= MIN_METHOD_BUDGET {
             let hints = self.hints(request);
-            let body = match extracted {
-                Some(body) => Some(body),
-                None => extract_contained(text.clone(), hints, body_budget, counter).await,
+            // The extraction runs beside the original's count: neither waits for the other.
+            let (body, before) = match extracted {
+                Some(body) => (Some(body), tokens_before.get().await),
+                None => tokio::join!(
+                    extract_contained(text.clone(), hints, body_budget, counter),
+                    tokens_before.get()
+                ),
             };
             match body {
-                Some(body) => match judged(&body, Method::Extract) {
+                Some(body) => match judged(&body, Method::Extract, before) {
                     (outcome, Verdict::Keep) => return with_fallback(outcome, fallback),
                     (_, Verdict::Veto) => {
                         fallback = Some("extract result vetoed by the hook".into());
@@ -130,7 +130,7 @@ impl Condenser {
 
         // The last rung: the hook is told, but a veto has nothing left to fall back to.
         let body = truncate(text, body_budget.max(1), &counter, Some(reference));
-        let (outcome, _) = judged(&body, Method::Truncate);
+        let (outcome, _) = judged(&body, Method::Truncate, tokens_before.get().await);
         with_fallback(outcome, fallback)
     }
 
@@ -363,4 +363,34 @@ pub(super) fn header(method: Method, before: usize, after: usize, reference: &st
         group(before),
         group(after)
     )
+}
+
+/// The original's exact token count, made on a blocking thread from the start of the ladder and
+/// awaited only where a rung's answer needs it for its header.
+struct OriginalCount {
+    counting: Option<tokio::task::JoinHandle<usize>>,
+    counted: Option<usize>,
+    /// What the header shows if counting failed (it cannot, short of a panic): the byte
+    /// length, an upper bound.
+    bytes: usize,
+}
+
+impl OriginalCount {
+    fn start(original: SharedText, counter: TokenCounter) -> Self {
+        let bytes = original.len();
+        OriginalCount {
+            counting: Some(tokio::task::spawn_blocking(move || {
+                counter.count(&original)
+            })),
+            counted: None,
+            bytes,
+        }
+    }
+
+    async fn get(&mut self) -> usize {
+        if let Some(counting) = self.counting.take() {
+            self.counted = Some(counting.await.unwrap_or(self.bytes));
+        }
+        self.counted.unwrap_or(self.bytes)
+    }
 }
