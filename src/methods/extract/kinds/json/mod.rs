@@ -480,11 +480,12 @@ impl<'q> Builder<'q> {
             }
             (_, projected) => (projected.unwrap_or(usual), None),
         };
-        let label = format!("{path}{label}");
-        let text = labelled(&label, &body);
+        // Named by the member's own key, at any depth (the label is `.key` before the path).
         let key_is_named = label
             .strip_prefix('.')
             .is_some_and(|k| self.query.is_some_and(|q| is_key_named(q, k)));
+        let label = format!("{path}{label}");
+        let text = labelled(&label, &body);
         let prior = if level == Level::Error {
             ERROR_PRIOR
         } else {

@@ -55,10 +55,19 @@ pub(super) fn names_key(query: &Query, key: &str) -> bool {
 }
 
 /// Whether the query names `key` itself: an exact string of it is the whole key, or every
-/// word of the key is a query word. `MaxCountPerSecond` is not named by `MaxCount`.
+/// word of the key is a query word. `MaxCountPerSecond` is not named by `MaxCount`. A key that
+/// is a path (`node_modules/a/node_modules/zod` in a lock file, `src/lib/parse.rs`) is named
+/// when its last part is: that is the thing it keys, the rest is where it sits.
 pub(super) fn is_key_named(query: &Query, key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    query.exact.contains(&lower) || names_every_word(query, key)
+    let names = |key: &str| {
+        let lower = key.to_ascii_lowercase();
+        query.exact.contains(&lower) || names_every_word(query, key)
+    };
+    names(key)
+        || key
+            .rsplit('/')
+            .find(|part| !part.is_empty())
+            .is_some_and(|last| last.len() < key.len() && names(last))
 }
 
 /// Whether every word of `key` is a query word.

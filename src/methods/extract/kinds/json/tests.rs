@@ -362,3 +362,48 @@ fn a_big_map_member_named_by_every_word_of_its_key_is_walked_part_by_part() {
             .any(|t| t.starts_with("packages.router.readme"))
     );
 }
+
+#[test]
+fn a_record_keyed_by_a_path_is_named_by_its_last_part() {
+    // A lock file's shape: records keyed by their install path, one package installed under
+    // several parents, and parents that merely depend on it.
+    let mut packages = serde_json::Map::new();
+    for parent in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"] {
+        packages.insert(
+            format!("node_modules/{parent}"),
+            serde_json::json!({"version": "1.0.0", "license": "MIT",
+                "dependencies": {"walrus": "^2.0.0", "other": "^1.0.0"}}),
+        );
+        packages.insert(
+            format!("node_modules/{parent}/node_modules/walrus"),
+            serde_json::json!({"version": "2.1.0", "license": "MIT"}),
+        );
+    }
+    let lock = serde_json::json!({ "name": "app", "packages": packages });
+    let query = query_of("Which versions of walrus are installed, and where?");
+    let doc = build_value(&lock, Some(&query), 1000);
+    let prior_of = |key: &str| {
+        (0..doc.units.len())
+            .find(|&i| doc.text(i).starts_with(&format!("packages.{key}:")))
+            .map(|i| doc.units[i].prior)
+            .unwrap_or_else(|| panic!("a unit for {key}"))
+    };
+    // Each copy outranks the parent that only depends on it.
+    for parent in ["alpha", "delta", "foxtrot"] {
+        let copy = prior_of(&format!("node_modules/{parent}/node_modules/walrus"));
+        assert!(
+            copy > prior_of(&format!("node_modules/{parent}")),
+            "{parent}"
+        );
+    }
+    // A path's last part alone names it: `node_modules/alpha` is not named by `walrus`.
+    assert!(named::is_key_named(
+        &query,
+        "node_modules/x/node_modules/walrus"
+    ));
+    assert!(!named::is_key_named(
+        &query,
+        "node_modules/walrus/node_modules/x"
+    ));
+    assert!(!named::is_key_named(&query, "/"));
+}
