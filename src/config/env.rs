@@ -38,11 +38,67 @@ fn schema() -> &'static Value {
     SCHEMA.get_or_init(|| serde_json::from_str(CONFIG_SCHEMA).expect("the shipped schema is JSON"))
 }
 
+/// The validator of everything but the schema's `pattern`s, which [`pattern_mismatch`] checks
+/// only where the document has a value: compiling them was half of building the validator,
+/// most of a millisecond of every start.
 fn validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
-        jsonschema::validator_for(schema()).expect("the shipped schema is a valid JSON Schema")
+        let mut schema = schema().clone();
+        remove_patterns(&mut schema);
+        jsonschema::validator_for(&schema).expect("the shipped schema is a valid JSON Schema")
     })
+}
+
+fn remove_patterns(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            map.remove("pattern");
+            map.values_mut().for_each(remove_patterns);
+        }
+        Value::Array(items) => items.iter_mut().for_each(remove_patterns),
+        _ => {}
+    }
+}
+
+/// The first string of `doc` that the `pattern` of its place in the schema does not match: its
+/// JSON pointer and the message. Each pattern is compiled only for a value it checks.
+fn pattern_mismatch(doc: &Value) -> Option<(String, String)> {
+    fn walk(node: &Value, value: &Value, pointer: &str) -> Option<(String, String)> {
+        let node = resolve_ref(node);
+        if let (Some(pattern), Some(text)) =
+            (node.get("pattern").and_then(Value::as_str), value.as_str())
+        {
+            let regex = regex::Regex::new(pattern).expect("the schema's patterns compile");
+            if !regex.is_match(text) {
+                return Some((
+                    pointer.to_owned(),
+                    format!("{value} does not match \"{pattern}\""),
+                ));
+            }
+        }
+        if let (Some(properties), Some(map)) = (
+            node.get("properties").and_then(Value::as_object),
+            value.as_object(),
+        ) {
+            for (key, property) in properties {
+                if let Some(value) = map.get(key)
+                    && let Some(found) = walk(property, value, &format!("{pointer}/{key}"))
+                {
+                    return Some(found);
+                }
+            }
+        }
+        if let (Some(items), Some(values)) = (node.get("items"), value.as_array()) {
+            for (i, value) in values.iter().enumerate() {
+                if let Some(found) = walk(items, value, &format!("{pointer}/{i}")) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+    walk(schema(), doc, "")
 }
 
 /// Keys of `[defaults]` that have no environment variable: they shape what a client is shown
@@ -131,16 +187,23 @@ pub(super) fn validate(
     origin: &str,
     overridden: &BTreeMap<String, String>,
 ) -> Result<(), ConfigError> {
-    let Some(error) = validator().iter_errors(doc).next() else {
-        return Ok(());
+    let (pointer, mut message, error) = match validator().iter_errors(doc).next() {
+        Some(error) => (
+            error.instance_path().to_string(),
+            error.to_string(),
+            Some(error),
+        ),
+        None => match pattern_mismatch(doc) {
+            Some((pointer, message)) => (pointer, message, None),
+            None => return Ok(()),
+        },
     };
-    let pointer = error.instance_path().to_string();
     let mut key = pointer_to_key(&pointer);
     // The schema's message quotes the offending value: shown short and redacted.
-    let mut message = excerpt(&error.to_string());
+    message = excerpt(&message);
     // An unknown key is reported at its parent; name the key itself.
-    if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
-        error.kind()
+    if let Some(jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected }) =
+        error.as_ref().map(|error| error.kind())
         && let Some(name) = unexpected.first()
     {
         key = if key.is_empty() {

@@ -433,3 +433,52 @@ fn added_tools_come_comma_separated_from_the_environment() {
         "{message}"
     );
 }
+
+#[test]
+fn a_value_its_pattern_does_not_match_is_named_by_key_or_variable() {
+    let message = err("[store]\ndir = \"   \"\n");
+    assert!(message.contains("store.dir"), "{message}");
+    assert!(message.contains("does not match"), "{message}");
+    let message = err("[store]\nkey_prefix = \"two words\"\n");
+    assert!(message.contains("store.key_prefix"), "{message}");
+    let env = [("CONDENSE_STORE_DIR".to_owned(), " ".to_owned())];
+    let message = Config::from_toml_str_with_env("", "condense.toml", env)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("CONDENSE_STORE_DIR"), "{message}");
+    // Valid values pass.
+    Config::from_toml_str(
+        "[store]\ndir = \"/var/lib/condense\"\nkey_prefix = \"c:\"\n",
+        "f",
+    )
+    .unwrap();
+}
+
+#[test]
+fn every_pattern_of_the_schema_is_checked() {
+    // Patterns are checked outside the compiled validator, by a walk through `properties`,
+    // `items` and `$ref`: a pattern anywhere else in the schema would go unchecked.
+    fn reached(node: &serde_json::Value, schema: &serde_json::Value, depth: usize) -> usize {
+        if depth > 16 {
+            return 0;
+        }
+        let node = match node.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) => &schema["$defs"][r.trim_start_matches("#/$defs/")],
+            None => node,
+        };
+        usize::from(node.get("pattern").is_some())
+            + node
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .map_or(0, |p| {
+                    p.values().map(|n| reached(n, schema, depth + 1)).sum()
+                })
+            + node
+                .get("items")
+                .map_or(0, |n| reached(n, schema, depth + 1))
+    }
+    let schema: serde_json::Value = serde_json::from_str(CONFIG_SCHEMA).unwrap();
+    let written = CONFIG_SCHEMA.matches("\"pattern\"").count();
+    assert!(written > 0);
+    assert_eq!(reached(&schema, &schema, 0), written);
+}
