@@ -20,6 +20,7 @@
 //! `failures="22"`) is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
 //! the line reader, whose lines are the document's own text.
 
+pub(crate) mod braces;
 mod columns;
 pub(crate) mod noise;
 mod records;
