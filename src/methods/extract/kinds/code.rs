@@ -55,37 +55,8 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         // A definition nested in a named one is already in.
         u = end.max(u + 1);
     }
-    weigh_named_blocks(&mut doc, &comment, query, next_block);
+    braces::weigh_named_blocks(&mut doc, &comment, query, NAMED_BODY_PRIOR);
     doc
-}
-
-/// A file whose brace blocks mostly open with a plain header rather than a definition or a
-/// condition is a configuration (FreeRADIUS, nginx, CSS): the blocks the query names by
-/// their header lift their own settings, one block each (see [`braces`]).
-fn weigh_named_blocks(doc: &mut Doc<'_>, comment: &[bool], query: &Query, mut next_block: u32) {
-    let lines: Vec<&str> = (0..doc.units.len()).map(|u| doc.text(u).trim()).collect();
-    let openers = lines
-        .iter()
-        .zip(comment)
-        .filter(|&(line, &comment)| !comment && line.ends_with('{'));
-    let (plain, other) = openers.fold((0, 0), |(plain, other), (line, _)| {
-        if braces::header_name(line).is_some() && !is_definition(line) {
-            (plain + 1, other)
-        } else {
-            (plain, other + 1)
-        }
-    });
-    if plain <= other {
-        return;
-    }
-    let found = braces::named_blocks(&lines, comment, query);
-    for block in &found {
-        for u in block.lines() {
-            doc.units[u].prior += NAMED_BODY_PRIOR;
-            doc.units[u].block = Some(next_block);
-        }
-        next_block += 1;
-    }
 }
 
 /// Whether the definition on `line` is one the query names: its name is one of the query's
@@ -192,7 +163,7 @@ fn body_end(doc: &Doc<'_>, def: usize) -> usize {
 }
 
 /// A line that is only a comment.
-fn is_comment(trimmed: &str) -> bool {
+pub(crate) fn is_comment(trimmed: &str) -> bool {
     (trimmed.starts_with("//")
         || trimmed.starts_with("/*")
         || trimmed.starts_with("* ")

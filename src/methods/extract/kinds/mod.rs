@@ -7,6 +7,9 @@ use super::doc::{Doc, Unit};
 use super::query::Query;
 use super::window::{self, Windows};
 
+/// Added to the lines of a configuration block the query names (see [`super::tree::braces`]).
+const NAMED_BLOCK_PRIOR: f32 = 4.0;
+
 pub(crate) mod code;
 pub(crate) mod csv;
 pub(crate) mod diff;
@@ -61,7 +64,21 @@ pub(crate) fn build<'a>(
                 ..json::build_value(&tree, query, max_unit_bytes)
             }
         }
-        _ => lines::build(text, lines::Style::Text),
+        _ => {
+            let mut doc = lines::build(text, lines::Style::Text);
+            if let Some(query) = query {
+                let comment: Vec<bool> = (0..doc.units.len())
+                    .map(|u| code::is_comment(doc.text(u).trim()))
+                    .collect();
+                super::tree::braces::weigh_named_blocks(
+                    &mut doc,
+                    &comment,
+                    query,
+                    NAMED_BLOCK_PRIOR,
+                );
+            }
+            doc
+        }
     };
     let query_for_windows = query.filter(|_| !rendered_as_json);
     split_oversized(&mut doc, max_unit_bytes, query_for_windows);
