@@ -21,6 +21,8 @@ const NAMED_RECORD_PRIOR: f32 = 2.0;
 /// The same when the name is exactly a word of the query (`keyring`, not `keyring-alt`): the
 /// query is about that one record, and its own fields are the answer.
 const EXACTLY_NAMED_PRIOR: f32 = 5.0;
+/// The settings of a file the query names, in a concatenation of files (`systemctl cat`).
+const NAMED_FILE_PRIOR: f32 = 3.0;
 /// The items of a long value (a record's file list) of an exactly named record.
 const NAMED_VALUE_PRIOR: f32 = 2.0;
 /// A record's own fields are few and short; the lines of a long multi-line value (a list of
@@ -72,6 +74,17 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let mut open = 0i32;
     let mut block = 0u32;
     let mut value_block = 0u32;
+    // The header of the file the line is in, when the text concatenates files, and whether
+    // the query names that file.
+    let mut file: Option<usize> = None;
+    let mut file_named = false;
+    // When the query names some of the files, a section it names (`[Service]`) is one of
+    // theirs: the same section of the other files is not what it asks about.
+    let names_files = query.is_some_and(|q| {
+        text.lines()
+            .filter_map(|line| file_header(line.trim()))
+            .any(|path| names_file(q, path))
+    });
     for span in doc::line_spans(text) {
         let line = &text[span.clone()];
         let t = line.trim();
@@ -88,6 +101,19 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             weight: 1,
             ..Unit::default()
         };
+        if let Some(path) = file_header(t).filter(|_| open == 0) {
+            block += 2;
+            file = Some(index);
+            file_named = query.is_some_and(|q| names_file(q, path));
+            header = None;
+            repeated = None;
+            name = None;
+            record_named = Named::No;
+            unit.block = Some(block);
+            unit.prior = HEADER_PRIOR + if file_named { NAMED_FILE_PRIOR } else { 0.0 };
+            units.push(unit);
+            continue;
+        }
         if let Some(key) = open_key.filter(|_| open > 0) {
             // A line inside a multi-line value: it hangs under its key.
             open += bracket_balance(t);
@@ -123,7 +149,12 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             } else {
                 repeated = None;
                 name = None;
-                record_named = query.map_or(Named::No, |q| named_by(q, section));
+                record_named = match query {
+                    Some(q) if file_named || !names_files => named_by(q, section),
+                    _ => Named::No,
+                };
+                // In a concatenation, a section belongs to its file.
+                unit.parent = file.into();
             }
         } else {
             unit.block = Some(block);
@@ -153,6 +184,12 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 Named::Partly => NAMED_RECORD_PRIOR,
                 Named::Exactly => EXACTLY_NAMED_PRIOR,
             };
+            if file_named && !is_comment(t) {
+                unit.prior += NAMED_FILE_PRIOR;
+            }
+            if header.is_none() {
+                unit.parent = file.into();
+            }
         }
         // A digest is noise unless the query asks for the digests of the record it names.
         let asked = record_named == Named::Exactly && wants_digests;
@@ -219,6 +256,42 @@ pub(super) fn named_by(query: &Query, text: &str) -> Named {
     } else {
         Named::No
     }
+}
+
+/// The path a concatenation of files names before each file (`systemctl cat` and
+/// `systemd-analyze cat-config` print `# /usr/lib/systemd/system/x.service`, `head` and
+/// `tail` of several files `==> x.conf <==`), if the trimmed line `t` is such a header.
+fn file_header(t: &str) -> Option<&str> {
+    let path = match t.strip_prefix("==>") {
+        Some(rest) => rest.strip_suffix("<==")?.trim(),
+        None => t.strip_prefix('#')?.trim_start(),
+    };
+    let plain = path.starts_with('/') || t.starts_with("==>");
+    (plain && path.len() > 1 && !path.contains(char::is_whitespace)).then_some(path)
+}
+
+/// Whether `query` names the file at `path`: by its name or path as an exact term (a drop-in
+/// directory `x.service.d/` belongs to `x.service`), or by every word of its name.
+fn names_file(query: &Query, path: &str) -> bool {
+    let path = path.to_ascii_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    let exactly = query.exact.iter().any(|e| {
+        e == name
+            || e == &path
+            || path.contains(&format!("/{e}.d/"))
+            || path.ends_with(&format!("/{e}"))
+    });
+    if exactly {
+        return true;
+    }
+    let mut buf = String::new();
+    let mut words = 0;
+    let mut all = true;
+    for_each_word(name, &mut buf, |w| {
+        words += 1;
+        all &= query.words.contains_key(w);
+    });
+    words > 0 && all
 }
 
 /// The name inside a `[section]` or `[[table]]` header at the margin, if `line` is one.
@@ -309,6 +382,50 @@ name = "certifi"
 version = "2025.8.3"
 description = "Python package for providing Mozilla's CA Bundle."
 "#;
+
+    /// Two units of `systemd-analyze cat-config /lib/systemd/system/*.service`, shortened.
+    const UNITS: &str = "# /usr/lib/systemd/system/fstrim.service\n\
+[Unit]\n\
+Description=Discard unused blocks on filesystems from /etc/fstab\n\
+\n\
+[Service]\n\
+Type=oneshot\n\
+ExecStart=/sbin/fstrim --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported\n\
+\n\
+# /usr/lib/systemd/system/systemd-timesyncd.service\n\
+[Unit]\n\
+Description=Network Time Synchronization\n\
+\n\
+[Service]\n\
+# Turn off DNSSEC validation for hostname look-ups\n\
+Environment=SYSTEMD_NSS_RESOLVE_VALIDATE=0\n\
+ExecStart=!!/lib/systemd/systemd-timesyncd\n\
+User=systemd-timesync\n";
+
+    #[test]
+    fn a_file_the_query_names_leads_a_concatenation() {
+        let query = Query::from_hints(&crate::methods::extract::Hints::new().with_query(
+            "Which user does systemd-timesyncd.service run as, and what environment does its service set?",
+        ))
+        .unwrap();
+        let doc = build(UNITS, Some(&query));
+        let prior = |line: &str| {
+            let u = (0..doc.units.len()).find(|&u| doc.text(u) == line).unwrap();
+            doc.units[u].prior
+        };
+        let unit_of = |line: &str| (0..doc.units.len()).find(|&u| doc.text(u) == line).unwrap();
+        // The named file's settings outrank the same section of the other file.
+        assert!(prior("User=systemd-timesync") > prior("Type=oneshot") + 2.0);
+        assert!(prior("Environment=SYSTEMD_NSS_RESOLVE_VALIDATE=0") > prior("Type=oneshot"));
+        // A section's context is its file's header.
+        let service = unit_of("[Service]");
+        assert_eq!(doc.units[service].parent.get(), Some(0));
+        assert_eq!(
+            file_header("# /proc/<pid>/exe requires this capability"),
+            None
+        );
+        assert_eq!(file_header("==> a.conf <=="), Some("a.conf"));
+    }
 
     fn texts(doc: &Doc<'_>) -> Vec<String> {
         (0..doc.units.len())
