@@ -17,6 +17,7 @@ use settings::{
 };
 
 mod dumps;
+mod records;
 mod references;
 mod reports;
 mod settings;
@@ -81,6 +82,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
+    }
+    if let Some(q) = query
+        && doc.kind == ContentKind::Text
+    {
+        records::raise_named_records(doc, q, &mut scores);
     }
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
