@@ -112,7 +112,7 @@ pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f3
 
 /// The records of `doc`: runs of units of one block that start with an unindented line whose
 /// first word (`Certificate:`, `pub:`, `commit`) starts most blocks.
-fn records(doc: &Doc<'_>) -> Vec<std::ops::Range<usize>> {
+pub(super) fn records(doc: &Doc<'_>) -> Vec<std::ops::Range<usize>> {
     let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
     for (u, unit) in doc.units.iter().enumerate() {
         match blocks.last_mut() {
@@ -192,5 +192,24 @@ mod tests {
         let s = scored(&text, "when does each certificate expire?");
         let not_after = |r: usize| s[r * 7 + 5];
         assert!((not_after(2) - not_after(0)).abs() < 0.5, "{s:?}");
+    }
+
+    #[test]
+    fn sections_of_a_report_are_not_records_that_pull_their_lines() {
+        // `gcc -Q --help=optimizers --help=warnings`: two sections, each a long list of options.
+        let mut text = String::from("The following options control optimizations:\n");
+        for i in 0..50 {
+            text.push_str(&format!("  -fpass-{i}                 \t\t[enabled]\n"));
+        }
+        text.push_str("  -finline-functions          \t\t[enabled]\n");
+        text.push_str("The following options control compiler warning messages:\n");
+        for i in 0..50 {
+            text.push_str(&format!("  -Wcheck-{i}                \t\t[disabled]\n"));
+        }
+        text.push_str("  -Wshadow                    \t\t[disabled]\n");
+        let s = scored(&text, "is -finline-functions enabled, and is -Wshadow on?");
+        // An option that only shares the word "enabled" does not move toward its section's
+        // best line, above the option the query names in the other section.
+        assert!(s[103] > s[1] && s[103] > s[40], "{s:?}");
     }
 }
