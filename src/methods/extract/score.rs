@@ -17,6 +17,7 @@ use settings::{
 };
 
 mod dumps;
+mod records;
 mod references;
 mod reports;
 mod settings;
@@ -81,6 +82,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
+    }
+    if let Some(q) = query
+        && doc.kind == ContentKind::Text
+    {
+        records::raise_named_records(doc, q, &mut scores);
     }
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
@@ -328,13 +334,21 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
 /// match the query themselves move: the serial number of the certificate the query names then
 /// outranks the serial numbers of the others, while its other lines stay where they are.
 fn pull_blocks(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    // A dump's records are many of one kind: two sections of a report (`The following options
+    // control …:`) are not records of one.
+    let record_starts: Vec<usize> = if doc.kind == ContentKind::Text {
+        records::records(doc).into_iter().map(|r| r.start).collect()
+    } else {
+        Vec::new()
+    };
     // Per block: its best score, its size, and whether it is a record of a dump.
     let mut best: HashMap<u32, (f32, usize, bool)> = HashMap::new();
     for (u, (unit, &s)) in doc.units.iter().zip(scores.iter()).enumerate() {
         if let Some(b) = unit.block {
-            let entry = best
-                .entry(b)
-                .or_insert_with(|| (f32::MIN, 0, dumps::is_record_head(doc, u)));
+            let entry = best.entry(b).or_insert_with(|| {
+                let dump = dumps::is_record_head(doc, u) && record_starts.binary_search(&u).is_ok();
+                (f32::MIN, 0, dump)
+            });
             entry.0 = entry.0.max(s);
             entry.1 += 1;
         }

@@ -53,6 +53,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             scopes.clear();
             block += 1;
             record_root = Some(units.len());
+            // A record's own lines are under it, not under a heading before it.
+            heading = None;
         } else if (blank_before && record_key.is_none())
             || (style == Style::Text && is_diagnostic_head(line))
             || (style == Style::Text && record_key.is_none() && outdented(line))
@@ -60,8 +62,10 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             // A compiler or linter diagnostic is one block with its snippet and notes.
             block += 1;
         }
-        let opens_heading =
-            style == Style::Text && (blank_before || units.is_empty()) && is_heading(line);
+        let opens_heading = style == Style::Text
+            && !starts_record
+            && (blank_before || units.is_empty())
+            && is_heading(line);
         blank_before = false;
         let indent = doc::indent_of(line);
         previous_indented = indent > 0;
@@ -234,12 +238,28 @@ fn record_key(text: &str) -> Option<&str> {
     (counts.get(key).copied().unwrap_or(0) >= 3).then_some(key)
 }
 
-/// The first word of an unindented line.
-fn first_word(line: &str) -> Option<&str> {
+/// The first word of an unindented line; of a line of `:`-separated fields without spaces
+/// (`pub:-:4096:1:…` of `gpg --with-colons`), its first field and colon (`pub:`), the record
+/// type that such outputs start each record with.
+pub(crate) fn first_word(line: &str) -> Option<&str> {
+    /// A line of fields has at least this many colons (`INFO:root:msg` is a log line).
+    const MIN_FIELD_COLONS: usize = 3;
+    /// A record type is a short word (`pub`, `sec`, `uid`).
+    const MAX_TYPE_LEN: usize = 8;
     if line.starts_with(char::is_whitespace) {
         return None;
     }
-    line.split_whitespace().next()
+    let word = line.split_whitespace().next()?;
+    match word.find(':') {
+        Some(at)
+            if (1..=MAX_TYPE_LEN).contains(&at)
+                && word[..at].bytes().all(|b| b.is_ascii_alphabetic())
+                && word.matches(':').count() >= MIN_FIELD_COLONS =>
+        {
+            Some(&word[..=at])
+        }
+        _ => Some(word),
+    }
 }
 
 /// The first line of a compiler or linter diagnostic: `path:line[:col]: severity: …` (gcc,
@@ -410,6 +430,26 @@ mod tests {
             Some(3)
         );
         assert_eq!(doc.units[5].block, doc.units[3].block);
+    }
+
+    #[test]
+    fn records_of_colon_separated_fields_start_at_their_type() {
+        // `gpg --show-keys --with-colons`: a `pub` record with its fingerprint and user id.
+        let text = "pub:-:4096:1:B7C5D7D6350947F8:1674301461:1926589461::-:::scSC::::::23::0:\n\
+fpr:::::::::B8B80B5B623EAB6AD8775C45B7C5D7D6350947F8:\n\
+uid:-::::1674301461::100567F0EA7B90BC2ED03949BE60B7A6CFD8619F::Debian Archive Automatic Signing Key (12/bookworm) <ftpmaster@debian.org>::::::::::0:\n\
+pub:-:4096:1:254CF3B5AEC0A8F0:1674301533:1926589533::-:::scSC::::::23::0:\n\
+fpr:::::::::05AB90340C0C5E797F44A8C8254CF3B5AEC0A8F0:\n\
+uid:-::::1674301533::EDCF55C841BFBBB870C829A270ED9B746FE39969::Debian Security Archive Automatic Signing Key (12/bookworm) <ftpmaster@debian.org>::::::::::0:\n\
+pub:-:255:22:762F67A0B2C39DE4:1742842581:1995130581::-:::scSC:::::ed25519:::0:\n\
+fpr:::::::::41587F7DB8C774BCCF131416762F67A0B2C39DE4:\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.units[1].parent.get(), Some(0));
+        assert_eq!(doc.units[2].block, doc.units[0].block);
+        assert_ne!(doc.units[3].block, doc.units[2].block);
+        assert_eq!(doc.units[4].parent.get(), Some(3));
+        assert_eq!(first_word("INFO:root:started"), Some("INFO:root:started"));
+        assert_eq!(first_word("Package: zlib1g"), Some("Package:"));
     }
 
     #[test]

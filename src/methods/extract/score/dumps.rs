@@ -99,7 +99,7 @@ pub(super) fn is_record_head(doc: &Doc<'_>, u: usize) -> bool {
 }
 
 /// Whether `line` is made of `:`-separated pairs of hex digits only.
-fn is_hex_dump(line: &str) -> bool {
+pub(super) fn is_hex_dump(line: &str) -> bool {
     let t = line.trim().trim_end_matches(':');
     let mut bytes = 0;
     for part in t.split(':') {

@@ -1,0 +1,215 @@
+//! Outputs made of records of one kind (`Certificate:` blocks of `openssl x509 -text`, `pub`
+//! records of `gpg --with-colons`, `commit`s of `git log`): the query names a record by words
+//! that only its own lines hold (a subject, a user id), while the fields it asks about (`Not
+//! After`, a fingerprint, a serial number) repeat in every record and hold none of them. The
+//! lines of the records the query names gain part of that match, so that their fields outrank
+//! the same fields of the others.
+
+use std::collections::{HashMap, HashSet};
+
+use super::super::doc::{Doc, Template};
+use super::super::kinds::lines::first_word;
+use super::super::query::Query;
+use super::super::terms::for_each_word;
+use super::dumps::is_hex_dump;
+
+/// An output needs at least this many records of one kind for the rule to apply.
+const MIN_RECORDS: usize = 3;
+/// A record is named when its rarest term weighs at least this share of the best record's.
+const NAMED_SHARE: f32 = 0.7;
+/// What a line of the record the query names best gains; others gain in proportion.
+const RECORD_WEIGHT: f32 = 4.0;
+/// Only this many lines from a record's start gain (a record's fields come first; a huge
+/// record, a commit with its diff, is not one thing to keep whole).
+const MAX_RAISED_LINES: usize = 120;
+
+/// Raises the lines of the records the query names by their own words (see the module).
+pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+    let records = records(doc);
+    if records.len() < MIN_RECORDS {
+        return;
+    }
+    // In how many records each line template occurs: a template of most records is a field
+    // every record has (`Serial Number:`), and its words do not tell the records apart.
+    let mut spread: HashMap<Template, usize> = HashMap::new();
+    for range in &records {
+        let templates: HashSet<Template> = range
+            .clone()
+            .filter_map(|u| doc.units[u].template)
+            .collect();
+        for t in templates {
+            *spread.entry(t).or_default() += 1;
+        }
+    }
+    let shared = |u: usize| {
+        doc.units[u]
+            .template
+            .and_then(|t| spread.get(&t))
+            .is_some_and(|&n| n * 2 > records.len())
+    };
+    // The query's words and exact terms each record's own lines hold; words first, then
+    // exact terms after them.
+    let words = query.words.len();
+    let mut buf = String::new();
+    let held: Vec<HashSet<usize>> = records
+        .iter()
+        .map(|range| {
+            let mut terms = HashSet::new();
+            for u in range.clone().filter(|&u| !shared(u)) {
+                let text = doc.text(u);
+                for_each_word(text, &mut buf, |w| {
+                    if let Some(i) = query.word_index(w) {
+                        terms.insert(i);
+                    }
+                });
+                query.for_each_exact_in(text, |i| {
+                    terms.insert(words + i);
+                });
+            }
+            terms
+        })
+        .collect();
+    // A term weighs by how few records hold it: `DigiCert` in ten records of twelve names
+    // none of them, `X1` in one names that one. A record weighs as its rarest term: a query
+    // that names several records (`ISRG Root X1` and `DigiCert TLS RSA4096 Root G5`) names
+    // each by a few words, whatever their number.
+    let mut df: HashMap<usize, usize> = HashMap::new();
+    for terms in &held {
+        for &t in terms {
+            *df.entry(t).or_default() += 1;
+        }
+    }
+    let n = records.len() as f32;
+    let naming: Vec<f32> = held
+        .iter()
+        .map(|terms| {
+            terms
+                .iter()
+                .map(|t| (1.0 + n / df[t] as f32).ln())
+                .fold(0.0, f32::max)
+        })
+        .collect();
+    let best = naming.iter().copied().fold(0.0, f32::max);
+    if best <= 0.0 {
+        return;
+    }
+    let named: Vec<usize> = (0..records.len())
+        .filter(|&r| naming[r] >= NAMED_SHARE * best)
+        .collect();
+    // A query that matches most records alike names none of them.
+    if named.len() * 2 > records.len() {
+        return;
+    }
+    for r in named {
+        let gain = RECORD_WEIGHT * naming[r] / best;
+        for u in records[r].clone().take(MAX_RAISED_LINES) {
+            if !is_hex_dump(doc.text(u)) {
+                scores[u] += gain;
+            }
+        }
+    }
+}
+
+/// The records of `doc`: runs of units of one block that start with an unindented line whose
+/// first word (`Certificate:`, `pub:`, `commit`) starts most blocks.
+pub(super) fn records(doc: &Doc<'_>) -> Vec<std::ops::Range<usize>> {
+    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+    for (u, unit) in doc.units.iter().enumerate() {
+        match blocks.last_mut() {
+            Some(last) if doc.units[last.start].block == unit.block => last.end = u + 1,
+            _ => blocks.push(u..u + 1),
+        }
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for range in &blocks {
+        // A record starts with a name (`commit`, `pub:`), not a comment mark (`#`).
+        if let Some(word) =
+            first_word(doc.text(range.start)).filter(|w| w.starts_with(|c: char| c.is_alphabetic()))
+        {
+            *counts.entry(word).or_default() += 1;
+        }
+    }
+    let Some((key, count)) = counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+    else {
+        return Vec::new();
+    };
+    if count < MIN_RECORDS || count * 2 < blocks.len() {
+        return Vec::new();
+    }
+    blocks
+        .into_iter()
+        .filter(|range| first_word(doc.text(range.start)) == Some(key))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::scored;
+
+    /// The shape of `openssl x509 -noout -text` over several certificates, cut short.
+    fn certificates() -> String {
+        let mut text = String::new();
+        for (serial, after, name) in [
+            (
+                "0c:e7:e0:e5",
+                "Nov 10 00:00:00 2031 GMT",
+                "DigiCert Assured ID Root CA",
+            ),
+            (
+                "03:3a:f1:e6",
+                "Jan 15 12:00:00 2038 GMT",
+                "DigiCert Global Root G2",
+            ),
+            ("82:10:cf:b0", "Jun  4 11:04:38 2035 GMT", "ISRG Root X1"),
+            ("41:d2:9d:d1", "Sep 17 16:00:00 2040 GMT", "ISRG Root X2"),
+        ] {
+            text.push_str(&format!(
+                "Certificate:\n    Data:\n        Serial Number:\n            {serial}\n\
+                 \x20       Validity\n            Not After : {after}\n\
+                 \x20       Subject: C = US, CN = {name}\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn the_fields_of_the_record_the_query_names_outrank_the_same_fields_of_others() {
+        let text = certificates();
+        let s = scored(&text, "when does ISRG Root X1 expire?");
+        // Line 5 of each record of 7 lines is its `Not After`.
+        let not_after = |r: usize| s[r * 7 + 5];
+        assert!(
+            not_after(2) > not_after(0) + 1.0 && not_after(2) > not_after(1) + 1.0,
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn a_query_that_names_no_record_raises_none() {
+        let text = certificates();
+        let s = scored(&text, "when does each certificate expire?");
+        let not_after = |r: usize| s[r * 7 + 5];
+        assert!((not_after(2) - not_after(0)).abs() < 0.5, "{s:?}");
+    }
+
+    #[test]
+    fn sections_of_a_report_are_not_records_that_pull_their_lines() {
+        // `gcc -Q --help=optimizers --help=warnings`: two sections, each a long list of options.
+        let mut text = String::from("The following options control optimizations:\n");
+        for i in 0..50 {
+            text.push_str(&format!("  -fpass-{i}                 \t\t[enabled]\n"));
+        }
+        text.push_str("  -finline-functions          \t\t[enabled]\n");
+        text.push_str("The following options control compiler warning messages:\n");
+        for i in 0..50 {
+            text.push_str(&format!("  -Wcheck-{i}                \t\t[disabled]\n"));
+        }
+        text.push_str("  -Wshadow                    \t\t[disabled]\n");
+        let s = scored(&text, "is -finline-functions enabled, and is -Wshadow on?");
+        // An option that only shares the word "enabled" does not move toward its section's
+        // best line, above the option the query names in the other section.
+        assert!(s[103] > s[1] && s[103] > s[40], "{s:?}");
+    }
+}
