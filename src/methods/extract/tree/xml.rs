@@ -281,11 +281,24 @@ pub(crate) fn records(text: &str, min_records: usize) -> Option<LineRecords> {
             let mut fields = Vec::new();
             match element.attributes.get(naming) {
                 Some((key, value)) => fields.push(field(key.clone(), value.clone(), tag.clone())),
-                None => fields.push(field(
-                    element.name.clone(),
-                    trimmed(text, element.inner.clone()),
-                    tag.clone(),
-                )),
+                None => {
+                    // Without a naming attribute a record is named by its first leaf child's
+                    // text (`<extension>wasm</extension>`), not by all of its markup: tag
+                    // names such as `mime-type` would name every record of the list for a
+                    // query about MIME types.
+                    let name = children
+                        .get(&index)
+                        .into_iter()
+                        .flatten()
+                        .filter(|child| !children.contains_key(child))
+                        .map(|&child| trimmed(text, elements[child].inner.clone()))
+                        .find(|value| !value.is_empty());
+                    fields.push(field(
+                        element.name.clone(),
+                        name.unwrap_or_else(|| trimmed(text, element.inner.clone())),
+                        tag.clone(),
+                    ))
+                }
             }
             for (at, (key, value)) in element.attributes.iter().enumerate() {
                 if at != naming {
@@ -418,6 +431,27 @@ mod tests {
                 ]}
             }})
         );
+    }
+
+    #[test]
+    fn a_record_without_a_name_attribute_is_named_by_its_first_leaf() {
+        // The shape of Tomcat's `conf/web.xml`.
+        let mappings: String = ["wasm", "webm", "webp", "woff", "xml"]
+            .iter()
+            .map(|ext| {
+                format!(
+                    "    <mime-mapping>\n        <extension>{ext}</extension>\n        <mime-type>application/{ext}</mime-type>\n    </mime-mapping>\n"
+                )
+            })
+            .collect();
+        let text = format!("<web-app version=\"6.0\">\n{mappings}</web-app>\n");
+        let list = records(&text, 5).unwrap();
+        let names: Vec<&str> = list
+            .records
+            .iter()
+            .map(|r| &text[r.fields[0].value.clone()])
+            .collect();
+        assert_eq!(names, ["wasm", "webm", "webp", "woff", "xml"]);
     }
 
     #[test]
