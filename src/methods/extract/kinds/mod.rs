@@ -32,7 +32,7 @@ pub(crate) fn build<'a>(
     // Whether the doc's long strings were windowed where they were rendered (the JSON way).
     let mut rendered_as_json = matches!(kind, ContentKind::Json | ContentKind::JsonLines);
     let mut doc = match (kind, json) {
-        (ContentKind::Json, Some(value)) => json::build_value(&value, query, max_unit_bytes),
+        (ContentKind::Json, Some(value)) => json::build_parsed(text, &value, query, max_unit_bytes),
         (ContentKind::Json, None) => json::build_document(text, query, max_unit_bytes),
         (ContentKind::JsonLines, _) => json::build_lines(text, query, max_unit_bytes),
         (ContentKind::Log, _) => log::build(text),

@@ -16,11 +16,13 @@ mod named;
 mod project;
 mod raw;
 mod render;
+mod spacing;
 mod stats;
 mod table;
 
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
+use spacing::Spacing;
 
 use named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use render::{approx_len, for_each_scalar, named_values, render_within};
@@ -63,17 +65,33 @@ pub(crate) fn build_document(
     max_unit_bytes: usize,
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
+    builder.spacing = Spacing::of(text);
     builder.walk(&Item::from_text(text.trim()), "", None, 0);
     builder.finish(ContentKind::Json)
 }
 
-/// Cuts a JSON value that is already parsed into units.
+/// Cuts a JSON value that is already parsed into units, rendered compactly (a tree read from
+/// XML or YAML has no separators of its own to follow).
 pub(crate) fn build_value(
     value: &Value,
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
+    builder.walk_value(value, "", None, 0);
+    builder.finish(ContentKind::Json)
+}
+
+/// Cuts `value`, parsed from the JSON document `text`, into units rendered with the
+/// separators `text` uses.
+pub(crate) fn build_parsed(
+    text: &str,
+    value: &Value,
+    query: Option<&Query>,
+    max_unit_bytes: usize,
+) -> Doc<'static> {
+    let mut builder = Builder::new(query, max_unit_bytes);
+    builder.spacing = Spacing::of(text);
     builder.walk_value(value, "", None, 0);
     builder.finish(ContentKind::Json)
 }
@@ -85,6 +103,7 @@ pub(crate) fn build_lines(
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
     builder.project = false;
+    builder.spacing = Spacing::of(text);
     let mut messages: Vec<&str> = Vec::new();
     let mut raw_lines = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -124,6 +143,8 @@ struct Builder<'q> {
     /// messages are events read whole (a compiler message, a request), not documents to
     /// descend into.
     project: bool,
+    /// The separators of the original text, which every rendered unit follows.
+    spacing: Spacing,
 }
 
 impl<'q> Builder<'q> {
@@ -137,6 +158,7 @@ impl<'q> Builder<'q> {
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
             project: true,
+            spacing: Spacing::default(),
         }
     }
 
@@ -156,10 +178,22 @@ impl<'q> Builder<'q> {
         }
     }
 
+    /// `text` with the original's separators around the members whose key the query names
+    /// (or a word of it), which are what an answer quotes with its key.
+    fn respaced<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match self.query {
+            Some(q) => self.spacing.apply(text, &|key| {
+                names_key(q, key) || project::key_words_named(key, q).1 > 0
+            }),
+            None => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
     /// Appends `text` as one unit.
     fn push(&mut self, text: &str, unit: Unit) -> usize {
+        let text = self.respaced(text);
         let start = self.source.len();
-        self.source.push_str(text);
+        self.source.push_str(&text);
         let end = self.source.len();
         self.source.push('\n');
         self.units.push(Unit {
@@ -511,8 +545,8 @@ impl<'q> Builder<'q> {
             && self.source.len() <= FULLER_SOURCE_FACTOR * self.max_unit_bytes
         {
             // The row first, so a head of this keeps what the row shows; then the whole record.
-            self.fuller
-                .push(unit, &format!("{text}\n{}", labelled(&label, &whole)));
+            let fuller = format!("{text}\n{}", labelled(&label, &whole));
+            self.fuller.push(unit, &self.respaced(&fuller));
         }
         for_each_scalar(item, "", 0, &mut |key, value| {
             if stats.is_silent(key) {

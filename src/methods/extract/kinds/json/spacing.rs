@@ -1,0 +1,216 @@
+//! The separators a JSON text uses, so its rendering reads like the original.
+//!
+//! Python's one-line `json.dumps` (a `coverage json` or pytest JSON report) writes
+//! `"key": value, "next": …`; `JSON.stringify` and serde write `"key":value,"next"`. Units are
+//! rendered on one line, and a value quoted from a one-line original with its key
+//! (`"covered": 697, "total": 2128`) is found in the output only when the rendering puts the
+//! same space after its colons and commas. Pretty-printed JSON breaks its lines after the
+//! commas, which a one-line rendering does not follow anyway: it stays compact, as each space
+//! costs a token.
+
+use std::borrow::Cow;
+
+/// Bytes of the text read to tell its separators: the head of a document is representative.
+const SAMPLE_BYTES: usize = 64 * 1024;
+
+/// Whether a JSON text puts a space (or a line break) after the colon of a member and after
+/// the comma between members and items.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spacing {
+    colon: bool,
+    comma: bool,
+}
+
+impl Spacing {
+    /// The separators of the JSON text `text` (a document, or JSON lines), read from its
+    /// head outside strings; each by the majority of its uses, spaced when a space (not a
+    /// line break) follows it.
+    pub(crate) fn of(text: &str) -> Spacing {
+        let bytes = &text.as_bytes()[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
+        let (mut colon, mut comma) = ([0usize; 2], [0usize; 2]);
+        let mut in_string = false;
+        let mut escaped = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            let spaced = bytes.get(i + 1) == Some(&b' ');
+            match b {
+                b'"' => in_string = true,
+                b':' => colon[usize::from(spaced)] += 1,
+                b',' => comma[usize::from(spaced)] += 1,
+                _ => {}
+            }
+        }
+        // A pretty-printed text breaks the line after its commas: its units, rendered on one
+        // line each, read unlike it whatever their spacing, and a space costs a token.
+        let comma = comma[1] > comma[0];
+        Spacing {
+            colon: comma && colon[1] > colon[0],
+            comma,
+        }
+    }
+
+    /// `text`, a compact rendering, with this spacing around the members whose key `asked`
+    /// says the query asks for: a space after the key's colon (before a scalar) and after the
+    /// commas on either side of the member. Only those are quoted from the original, and every
+    /// space elsewhere would cost a token. Separators inside strings, a label's `path: ` and a
+    /// `…+3` mark are left as they are.
+    pub(crate) fn apply<'t>(&self, text: &'t str, asked: &dyn Fn(&str) -> bool) -> Cow<'t, str> {
+        if !self.colon && !self.comma {
+            return Cow::Borrowed(text);
+        }
+        let bytes = text.as_bytes();
+        let mut out: Option<String> = None;
+        let mut copied = 0;
+        let mut string_start = None;
+        let mut escaped = false;
+        // Whether the member being read has a key the query asks for.
+        let mut member_asked = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            if let Some(start) = string_start {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => {
+                        string_start = None;
+                        if bytes.get(i + 1) == Some(&b':') {
+                            member_asked = asked(&text[start + 1..i]);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let before = i.checked_sub(1).map(|p| bytes[p]);
+            let after = bytes.get(i + 1).copied();
+            let insert = match b {
+                b'"' => {
+                    string_start = Some(i);
+                    false
+                }
+                b':' => {
+                    self.colon
+                        && member_asked
+                        && before == Some(b'"')
+                        && after.is_some_and(starts_scalar)
+                }
+                b',' => {
+                    let next_asked =
+                        || after == Some(b'"') && next_key(&text[i + 1..]).is_some_and(asked);
+                    let spaced = self.comma
+                        && before.is_some_and(ends_value)
+                        && after.is_some_and(starts_value)
+                        && (member_asked || next_asked());
+                    member_asked = false;
+                    spaced
+                }
+                _ => false,
+            };
+            if insert {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                out.push_str(&text[copied..=i]);
+                out.push(' ');
+                copied = i + 1;
+            }
+        }
+        match out {
+            Some(mut out) => {
+                out.push_str(&text[copied..]);
+                Cow::Owned(out)
+            }
+            None => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// The key at the head of `rest` (`"name":…`), if it starts with one.
+fn next_key(rest: &str) -> Option<&str> {
+    let body = rest.strip_prefix('"')?;
+    let end = body.find(['"', '\\'])?;
+    body[end..].starts_with("\":").then(|| &body[..end])
+}
+
+/// Whether a scalar JSON value can start with `b`.
+fn starts_scalar(b: u8) -> bool {
+    matches!(b, b'"' | b'-' | b't' | b'f' | b'n') || b.is_ascii_digit()
+}
+
+/// Whether a JSON value (or a rendering's `[…3 items]`, `{…2 keys}`) can start with `b`.
+fn starts_value(b: u8) -> bool {
+    matches!(b, b'"' | b'{' | b'[' | b'-' | b't' | b'f' | b'n') || b.is_ascii_digit()
+}
+
+/// Whether a JSON value can end with `b` (`"…"`, `}`, `]`, a number, `true`, `null`).
+fn ends_value(b: u8) -> bool {
+    matches!(b, b'"' | b'}' | b']' | b'e' | b'l') || b.is_ascii_digit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A few lines of `npm view eslint --json` (pretty-printed by npm).
+    const NPM_VIEW: &str = r#"{
+  "_id": "eslint@10.15.0",
+  "dist-tags": {
+    "latest": "10.15.0"
+  },
+  "engines": {
+    "node": "^20.19.0 || ^22.13.0 || >=24"
+  }
+}"#;
+
+    /// The head of a `coverage json` report: one line, Python's default separators.
+    const COVERAGE: &str = r#"{"meta": {"format": 3, "version": "7.17.4", "branch_coverage": false}, "totals": {"covered_lines": 697, "num_statements": 2128}}"#;
+
+    /// A `cargo --message-format=json` line: serde's compact separators.
+    const CARGO: &str = r#"{"reason":"build-finished","success":true}"#;
+
+    fn respaced(input: &str, compact: &str, asked: &[&str]) -> String {
+        Spacing::of(input)
+            .apply(compact, &|k| asked.contains(&k))
+            .into_owned()
+    }
+
+    #[test]
+    fn a_pretty_printed_document_keeps_its_compact_rendering() {
+        let compact = r#"{"dist-tags":{"latest":"10.15.0"},"engines":{"node":"^20.19.0 || >=24"}}"#;
+        assert_eq!(Spacing::of(NPM_VIEW), Spacing::default());
+        assert_eq!(respaced(NPM_VIEW, compact, &["latest", "node"]), compact);
+    }
+
+    #[test]
+    fn python_default_separators_space_the_commas_beside_a_member_asked_for() {
+        let compact = r#"totals: {"covered_lines":697,"num_statements":2128,"excluded":[1,2]}"#;
+        assert_eq!(
+            respaced(COVERAGE, compact, &["covered_lines"]),
+            r#"totals: {"covered_lines": 697, "num_statements":2128,"excluded":[1,2]}"#
+        );
+        assert_eq!(
+            respaced(COVERAGE, compact, &["num_statements"]),
+            r#"totals: {"covered_lines":697, "num_statements": 2128, "excluded":[1,2]}"#
+        );
+    }
+
+    #[test]
+    fn a_compact_text_keeps_its_compact_rendering() {
+        assert_eq!(Spacing::of(CARGO), Spacing::default());
+        assert_eq!(respaced(CARGO, CARGO, &["reason", "success"]), CARGO);
+    }
+
+    #[test]
+    fn separators_inside_strings_and_marks_are_left_alone() {
+        let compact = r#"scripts.lint:fix: {"a":"x:y,z","b":[…3 items],"c":"q\":1,2"…+2}"#;
+        assert_eq!(
+            respaced(COVERAGE, compact, &["a", "b", "c"]),
+            r#"scripts.lint:fix: {"a": "x:y,z", "b":[…3 items], "c": "q\":1,2"…+2}"#
+        );
+    }
+}
