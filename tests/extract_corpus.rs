@@ -20,12 +20,6 @@ const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 88.5)]
 /// too, so that it leaves this list.
 const BELOW_HALF: &[(&str, &str)] = &[
     (
-        "p34-ipynb-tqdm-demo-executed",
-        "an executed notebook: each code cell's outputs are dozens of one-line stream records \
-         (progress bars) and a timing map; the cell's last stream line and a long help text \
-         are cut from the cell's one-line rendering",
-    ),
-    (
         "p36-npm-view-eslint-json",
         "a pretty-printed JSON dump whose facts quote `\"key\": \"value\"`: the values are \
          kept but rendered compactly (`\"key\":\"value\"`), and the `time` map of 434 \

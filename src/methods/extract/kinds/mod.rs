@@ -18,6 +18,7 @@ pub(crate) mod json;
 pub(crate) mod lines;
 pub(crate) mod log;
 pub(crate) mod markdown;
+pub(crate) mod notebook;
 
 /// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any
 /// (a large document is not parsed whole, and is walked from its text);
@@ -32,8 +33,23 @@ pub(crate) fn build<'a>(
     // Whether the doc's long strings were windowed where they were rendered (the JSON way).
     let mut rendered_as_json = matches!(kind, ContentKind::Json | ContentKind::JsonLines);
     let mut doc = match (kind, json) {
+        // A notebook is read as the document its reader sees (see `notebook`).
+        (ContentKind::Json, Some(value)) if notebook::is_notebook(&value) => {
+            rendered_as_json = false;
+            markdown::build(notebook::to_text(&value).into(), ContentKind::Markdown)
+        }
         (ContentKind::Json, Some(value)) => json::build_parsed(text, &value, query, max_unit_bytes),
-        (ContentKind::Json, None) => json::build_document(text, query, max_unit_bytes),
+        (ContentKind::Json, None) => match notebook::may_be_notebook(text)
+            .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
+            .flatten()
+            .filter(notebook::is_notebook)
+        {
+            Some(value) => {
+                rendered_as_json = false;
+                markdown::build(notebook::to_text(&value).into(), ContentKind::Markdown)
+            }
+            None => json::build_document(text, query, max_unit_bytes),
+        },
         (ContentKind::JsonLines, _) => json::build_lines(text, query, max_unit_bytes),
         (ContentKind::Log, _) => log::build(text),
         // Stanzas and aligned tables read as a list of records keep their own lines.
