@@ -6,11 +6,10 @@
 //! the same fields of the others.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
 use super::super::kinds::lines::first_word;
-use super::super::query::Query;
-use super::super::terms::for_each_word;
 use super::dumps::is_hex_dump;
 
 /// An output needs at least this many records of one kind for the rule to apply.
@@ -24,56 +23,53 @@ const RECORD_WEIGHT: f32 = 4.0;
 const MAX_RAISED_LINES: usize = 120;
 
 /// Raises the lines of the records the query names by their own words (see the module).
-pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
-    let records = records(doc);
-    if records.len() < MIN_RECORDS {
+/// `records` are the output's records (see [`records`]); `matches` holds every (unit, query
+/// term) match.
+pub(super) fn raise_named_records(
+    doc: &Doc<'_>,
+    records: &[Range<usize>],
+    matches: &[(u32, u32)],
+    scores: &mut [f32],
+) {
+    if records.len() < MIN_RECORDS || matches.is_empty() {
         return;
     }
     // In how many records each line template occurs: a template of most records is a field
     // every record has (`Serial Number:`), and its words do not tell the records apart.
-    let mut spread: HashMap<Template, usize> = HashMap::new();
-    for range in &records {
-        let templates: HashSet<Template> = range
-            .clone()
-            .filter_map(|u| doc.units[u].template)
-            .collect();
-        for t in templates {
-            *spread.entry(t).or_default() += 1;
+    // Per template: the last record it was seen in, and how many records it was seen in.
+    let mut spread: HashMap<Template, (usize, usize)> = HashMap::new();
+    for (r, range) in records.iter().enumerate() {
+        for t in range.clone().filter_map(|u| doc.units[u].template) {
+            let (last, count) = spread.entry(t).or_insert((usize::MAX, 0));
+            if *last != r {
+                *last = r;
+                *count += 1;
+            }
         }
     }
     let shared = |u: usize| {
         doc.units[u]
             .template
             .and_then(|t| spread.get(&t))
-            .is_some_and(|&n| n * 2 > records.len())
+            .is_some_and(|&(_, n)| n * 2 > records.len())
     };
-    // The query's words and exact terms each record's own lines hold; words first, then
-    // exact terms after them.
-    let words = query.words.len();
-    let mut buf = String::new();
-    let held: Vec<HashSet<usize>> = records
-        .iter()
-        .map(|range| {
-            let mut terms = HashSet::new();
-            for u in range.clone().filter(|&u| !shared(u)) {
-                let text = doc.text(u);
-                for_each_word(text, &mut buf, |w| {
-                    if let Some(i) = query.word_index(w) {
-                        terms.insert(i);
-                    }
-                });
-                query.for_each_exact_in(text, |i| {
-                    terms.insert(words + i);
-                });
-            }
-            terms
-        })
-        .collect();
+    // The query's terms each record's own lines hold.
+    let mut record_of = vec![u32::MAX; doc.units.len()];
+    for (r, range) in records.iter().enumerate() {
+        record_of[range.clone()].fill(r as u32);
+    }
+    let mut held: Vec<HashSet<u32>> = vec![HashSet::new(); records.len()];
+    for &(u, term) in matches {
+        let r = record_of[u as usize];
+        if r != u32::MAX && !shared(u as usize) {
+            held[r as usize].insert(term);
+        }
+    }
     // A term weighs by how few records hold it: `DigiCert` in ten records of twelve names
     // none of them, `X1` in one names that one. A record weighs as its rarest term: a query
     // that names several records (`ISRG Root X1` and `DigiCert TLS RSA4096 Root G5`) names
     // each by a few words, whatever their number.
-    let mut df: HashMap<usize, usize> = HashMap::new();
+    let mut df: HashMap<u32, usize> = HashMap::new();
     for terms in &held {
         for &t in terms {
             *df.entry(t).or_default() += 1;
@@ -112,8 +108,8 @@ pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f3
 
 /// The records of `doc`: runs of units of one block that start with an unindented line whose
 /// first word (`Certificate:`, `pub:`, `commit`) starts most blocks.
-pub(super) fn records(doc: &Doc<'_>) -> Vec<std::ops::Range<usize>> {
-    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
+    let mut blocks: Vec<Range<usize>> = Vec::new();
     for (u, unit) in doc.units.iter().enumerate() {
         match blocks.last_mut() {
             Some(last) if doc.units[last.start].block == unit.block => last.end = u + 1,
