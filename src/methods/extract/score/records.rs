@@ -5,7 +5,7 @@
 //! lines of the records the query names gain part of that match, so that their fields outrank
 //! the same fields of the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
@@ -36,55 +36,61 @@ pub(super) fn raise_named_records(
     }
     // In how many records each line template occurs: a template of most records is a field
     // every record has (`Serial Number:`), and its words do not tell the records apart.
+    // Only the templates of lines the query matches are counted, looked up in a sorted
+    // list: the pass over every line then costs a few comparisons each.
+    let mut templates: Vec<Template> = matches
+        .iter()
+        .filter_map(|&(u, _)| doc.units[u as usize].template)
+        .collect();
+    templates.sort_unstable();
+    templates.dedup();
     // Per template: the last record it was seen in, and how many records it was seen in.
-    let mut spread: HashMap<Template, (usize, usize)> = HashMap::new();
+    let mut spread = vec![(usize::MAX, 0usize); templates.len()];
     for (r, range) in records.iter().enumerate() {
         for t in range.clone().filter_map(|u| doc.units[u].template) {
-            let (last, count) = spread.entry(t).or_insert((usize::MAX, 0));
-            if *last != r {
-                *last = r;
-                *count += 1;
+            if let Ok(i) = templates.binary_search(&t) {
+                let (last, count) = &mut spread[i];
+                if *last != r {
+                    *last = r;
+                    *count += 1;
+                }
             }
         }
     }
     let shared = |u: usize| {
         doc.units[u]
             .template
-            .and_then(|t| spread.get(&t))
-            .is_some_and(|&(_, n)| n * 2 > records.len())
+            .and_then(|t| templates.binary_search(&t).ok())
+            .is_some_and(|i| spread[i].1 * 2 > records.len())
     };
     // The query's terms each record's own lines hold.
     let mut record_of = vec![u32::MAX; doc.units.len()];
     for (r, range) in records.iter().enumerate() {
         record_of[range.clone()].fill(r as u32);
     }
-    let mut held: Vec<HashSet<u32>> = vec![HashSet::new(); records.len()];
-    for &(u, term) in matches {
-        let r = record_of[u as usize];
-        if r != u32::MAX && !shared(u as usize) {
-            held[r as usize].insert(term);
-        }
-    }
+    // (record, term) pairs, sorted and without repeats.
+    let mut held: Vec<(u32, u32)> = matches
+        .iter()
+        .filter(|&&(u, _)| record_of[u as usize] != u32::MAX && !shared(u as usize))
+        .map(|&(u, term)| (record_of[u as usize], term))
+        .collect();
+    held.sort_unstable();
+    held.dedup();
     // A term weighs by how few records hold it: `DigiCert` in ten records of twelve names
     // none of them, `X1` in one names that one. A record weighs as its rarest term: a query
     // that names several records (`ISRG Root X1` and `DigiCert TLS RSA4096 Root G5`) names
     // each by a few words, whatever their number.
-    let mut df: HashMap<u32, usize> = HashMap::new();
-    for terms in &held {
-        for &t in terms {
-            *df.entry(t).or_default() += 1;
-        }
+    let terms = held.iter().map(|&(_, t)| t as usize + 1).max().unwrap_or(0);
+    let mut df = vec![0usize; terms];
+    for &(_, t) in &held {
+        df[t as usize] += 1;
     }
     let n = records.len() as f32;
-    let naming: Vec<f32> = held
-        .iter()
-        .map(|terms| {
-            terms
-                .iter()
-                .map(|t| (1.0 + n / df[t] as f32).ln())
-                .fold(0.0, f32::max)
-        })
-        .collect();
+    let mut naming = vec![0.0f32; records.len()];
+    for &(r, t) in &held {
+        let weight = (1.0 + n / df[t as usize] as f32).ln();
+        naming[r as usize] = naming[r as usize].max(weight);
+    }
     let best = naming.iter().copied().fold(0.0, f32::max);
     if best <= 0.0 {
         return;
