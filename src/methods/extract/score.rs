@@ -4,6 +4,7 @@
 //! lowers repeats of one template so that a budget holds variety.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use super::detect::ContentKind;
 use super::doc::{Doc, Level, Template};
@@ -55,9 +56,9 @@ const B: f32 = 0.75;
 pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     let n = doc.units.len();
     let mut scores: Vec<f32> = doc.units.iter().map(|u| u.prior).collect();
-    let mut query_scores = query
+    let (mut query_scores, matches) = query
         .map(|q| query_scores(doc, q))
-        .unwrap_or_else(|| vec![0.0; n]);
+        .unwrap_or_else(|| (vec![0.0; n], Vec::new()));
     // Source code keeps its comments' match: there a comment often is the answer (what a
     // function returns, why), and its statements hold the query's identifiers themselves.
     if matches!(doc.kind, ContentKind::Text | ContentKind::Config) {
@@ -83,11 +84,13 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
     }
-    if let Some(q) = query
-        && doc.kind == ContentKind::Text
-    {
-        records::raise_named_records(doc, q, &mut scores);
-    }
+    // Records of one kind in command output (certificates, key records, commits).
+    let records = if doc.kind == ContentKind::Text {
+        records::records(doc)
+    } else {
+        Vec::new()
+    };
+    records::raise_named_records(doc, &records, &matches, &mut scores);
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
     {
@@ -110,7 +113,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         query.map(|q| q.ends).unwrap_or_default(),
         &mut scores,
     );
-    pull_blocks(doc, &query_scores, &mut scores);
+    pull_blocks(doc, &records, &query_scores, &mut scores);
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::lower_hex_dumps(doc, &query_scores, &mut scores);
     }
@@ -144,12 +147,14 @@ fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
     }
 }
 
-/// BM25 over unit texts plus exact-string boosts.
-fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
+/// BM25 over unit texts plus exact-string boosts; and every (unit, term) match, a term being
+/// a query word's index or, past the words, an exact string's.
+fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
     let n = doc.units.len();
     let mut scores = vec![0.0f32; n];
+    let mut matches: Vec<(u32, u32)> = Vec::new();
     if n == 0 {
-        return scores;
+        return (scores, matches);
     }
     if !query.words.is_empty() {
         let w = query.words.len();
@@ -198,6 +203,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
             .iter()
             .map(|&d| (1.0 + (n as f32 - d as f32 + 0.5) / (d as f32 + 0.5)).ln())
             .collect();
+        matches.extend(postings.iter().map(|&(u, i, _)| (u, u32::from(i))));
         for &(u, i, f) in &postings {
             let f = f as f32;
             let norm = K1 * (1.0 - B + B * lengths_of_units[u as usize] as f32 / average);
@@ -253,10 +259,12 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
         }
         let mut boosts = vec![0.0f32; n];
         let full = (1.0 + n as f32).ln();
-        for hits in hits {
+        let words = query.words.len() as u32;
+        for (term, hits) in hits.into_iter().enumerate() {
             if hits.is_empty() {
                 continue;
             }
+            matches.extend(hits.iter().map(|&u| (u, words + term as u32)));
             let weight = EXACT_WEIGHT * (1.0 + n as f32 / hits.len() as f32).ln() / full;
             for u in hits {
                 boosts[u as usize] += weight;
@@ -266,7 +274,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> Vec<f32> {
             *s += b.min(EXACT_CAP);
         }
     }
-    scores
+    (scores, matches)
 }
 
 /// In a listing (`du`, `ls`, `find`), the entry whose own name the query names is the thing
@@ -333,20 +341,16 @@ fn add_template_rarity(doc: &Doc<'_>, scores: &mut [f32]) {
 /// dump of indented fields (one `Certificate:` of `openssl x509 -text`) only the lines that
 /// match the query themselves move: the serial number of the certificate the query names then
 /// outranks the serial numbers of the others, while its other lines stay where they are.
-fn pull_blocks(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+fn pull_blocks(doc: &Doc<'_>, records: &[Range<usize>], query_scores: &[f32], scores: &mut [f32]) {
     // A dump's records are many of one kind: two sections of a report (`The following options
     // control …:`) are not records of one.
-    let record_starts: Vec<usize> = if doc.kind == ContentKind::Text {
-        records::records(doc).into_iter().map(|r| r.start).collect()
-    } else {
-        Vec::new()
-    };
     // Per block: its best score, its size, and whether it is a record of a dump.
     let mut best: HashMap<u32, (f32, usize, bool)> = HashMap::new();
     for (u, (unit, &s)) in doc.units.iter().zip(scores.iter()).enumerate() {
         if let Some(b) = unit.block {
             let entry = best.entry(b).or_insert_with(|| {
-                let dump = dumps::is_record_head(doc, u) && record_starts.binary_search(&u).is_ok();
+                let dump = dumps::is_record_head(doc, u)
+                    && records.binary_search_by_key(&u, |r| r.start).is_ok();
                 (f32::MIN, 0, dump)
             });
             entry.0 = entry.0.max(s);

@@ -5,12 +5,11 @@
 //! lines of the records the query names gain part of that match, so that their fields outrank
 //! the same fields of the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
 use super::super::kinds::lines::first_word;
-use super::super::query::Query;
-use super::super::terms::for_each_word;
 use super::dumps::is_hex_dump;
 
 /// An output needs at least this many records of one kind for the rule to apply.
@@ -24,71 +23,74 @@ const RECORD_WEIGHT: f32 = 4.0;
 const MAX_RAISED_LINES: usize = 120;
 
 /// Raises the lines of the records the query names by their own words (see the module).
-pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
-    let records = records(doc);
-    if records.len() < MIN_RECORDS {
+/// `records` are the output's records (see [`records`]); `matches` holds every (unit, query
+/// term) match.
+pub(super) fn raise_named_records(
+    doc: &Doc<'_>,
+    records: &[Range<usize>],
+    matches: &[(u32, u32)],
+    scores: &mut [f32],
+) {
+    if records.len() < MIN_RECORDS || matches.is_empty() {
         return;
     }
     // In how many records each line template occurs: a template of most records is a field
     // every record has (`Serial Number:`), and its words do not tell the records apart.
-    let mut spread: HashMap<Template, usize> = HashMap::new();
-    for range in &records {
-        let templates: HashSet<Template> = range
-            .clone()
-            .filter_map(|u| doc.units[u].template)
-            .collect();
-        for t in templates {
-            *spread.entry(t).or_default() += 1;
+    // Only the templates of lines the query matches are counted, looked up in a sorted
+    // list: the pass over every line then costs a few comparisons each.
+    let mut templates: Vec<Template> = matches
+        .iter()
+        .filter_map(|&(u, _)| doc.units[u as usize].template)
+        .collect();
+    templates.sort_unstable();
+    templates.dedup();
+    // Per template: the last record it was seen in, and how many records it was seen in.
+    let mut spread = vec![(usize::MAX, 0usize); templates.len()];
+    for (r, range) in records.iter().enumerate() {
+        for t in range.clone().filter_map(|u| doc.units[u].template) {
+            if let Ok(i) = templates.binary_search(&t) {
+                let (last, count) = &mut spread[i];
+                if *last != r {
+                    *last = r;
+                    *count += 1;
+                }
+            }
         }
     }
     let shared = |u: usize| {
         doc.units[u]
             .template
-            .and_then(|t| spread.get(&t))
-            .is_some_and(|&n| n * 2 > records.len())
+            .and_then(|t| templates.binary_search(&t).ok())
+            .is_some_and(|i| spread[i].1 * 2 > records.len())
     };
-    // The query's words and exact terms each record's own lines hold; words first, then
-    // exact terms after them.
-    let words = query.words.len();
-    let mut buf = String::new();
-    let held: Vec<HashSet<usize>> = records
+    // The query's terms each record's own lines hold.
+    let mut record_of = vec![u32::MAX; doc.units.len()];
+    for (r, range) in records.iter().enumerate() {
+        record_of[range.clone()].fill(r as u32);
+    }
+    // (record, term) pairs, sorted and without repeats.
+    let mut held: Vec<(u32, u32)> = matches
         .iter()
-        .map(|range| {
-            let mut terms = HashSet::new();
-            for u in range.clone().filter(|&u| !shared(u)) {
-                let text = doc.text(u);
-                for_each_word(text, &mut buf, |w| {
-                    if let Some(i) = query.word_index(w) {
-                        terms.insert(i);
-                    }
-                });
-                query.for_each_exact_in(text, |i| {
-                    terms.insert(words + i);
-                });
-            }
-            terms
-        })
+        .filter(|&&(u, _)| record_of[u as usize] != u32::MAX && !shared(u as usize))
+        .map(|&(u, term)| (record_of[u as usize], term))
         .collect();
+    held.sort_unstable();
+    held.dedup();
     // A term weighs by how few records hold it: `DigiCert` in ten records of twelve names
     // none of them, `X1` in one names that one. A record weighs as its rarest term: a query
     // that names several records (`ISRG Root X1` and `DigiCert TLS RSA4096 Root G5`) names
     // each by a few words, whatever their number.
-    let mut df: HashMap<usize, usize> = HashMap::new();
-    for terms in &held {
-        for &t in terms {
-            *df.entry(t).or_default() += 1;
-        }
+    let terms = held.iter().map(|&(_, t)| t as usize + 1).max().unwrap_or(0);
+    let mut df = vec![0usize; terms];
+    for &(_, t) in &held {
+        df[t as usize] += 1;
     }
     let n = records.len() as f32;
-    let naming: Vec<f32> = held
-        .iter()
-        .map(|terms| {
-            terms
-                .iter()
-                .map(|t| (1.0 + n / df[t] as f32).ln())
-                .fold(0.0, f32::max)
-        })
-        .collect();
+    let mut naming = vec![0.0f32; records.len()];
+    for &(r, t) in &held {
+        let weight = (1.0 + n / df[t as usize] as f32).ln();
+        naming[r as usize] = naming[r as usize].max(weight);
+    }
     let best = naming.iter().copied().fold(0.0, f32::max);
     if best <= 0.0 {
         return;
@@ -112,8 +114,8 @@ pub(super) fn raise_named_records(doc: &Doc<'_>, query: &Query, scores: &mut [f3
 
 /// The records of `doc`: runs of units of one block that start with an unindented line whose
 /// first word (`Certificate:`, `pub:`, `commit`) starts most blocks.
-pub(super) fn records(doc: &Doc<'_>) -> Vec<std::ops::Range<usize>> {
-    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
+    let mut blocks: Vec<Range<usize>> = Vec::new();
     for (u, unit) in doc.units.iter().enumerate() {
         match blocks.last_mut() {
             Some(last) if doc.units[last.start].block == unit.block => last.end = u + 1,
