@@ -13,8 +13,10 @@ use condense::methods::extract::{Hints, extract};
 const BUDGET: usize = 2000;
 /// How far below its recorded figure a split may fall, in percentage points.
 const TOLERANCE: f64 = 2.0;
-/// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent.
-const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 88.5)];
+/// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent (own:
+/// 43 cases; fifteen of them, p34–p48, were added with queries written before the compressor
+/// ran on them, and lowered the figure from 88.5% over the 28 before).
+const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 86.3)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.

@@ -154,29 +154,37 @@ fn top_up(
         return;
     };
     let room = budget.saturating_sub(filled.tokens) as f64;
-    let bytes = (room * limits.bytes_per_token * 0.85) as usize;
-    if bytes < MIN_TOP_UP_BYTES {
-        return;
-    }
     selected[next] = true;
-    let text = render(doc, &selected, with_overview, &|i| {
-        if i == next {
-            Cow::Owned(head_of(doc.text(i), bytes))
-        } else {
-            Cow::Borrowed(doc.text(i))
+    // The estimate of bytes per token is the document's average; a unit denser in tokens
+    // (hashes, URLs, non-Latin text) overflows at that size, and a smaller head still fits.
+    for share in TOP_UP_SHARES {
+        let bytes = (room * limits.bytes_per_token * share) as usize;
+        if bytes < MIN_TOP_UP_BYTES {
+            return;
         }
-    });
-    if let Some(tokens) = counter.count_up_to(&text, budget)
-        && tokens > filled.tokens
-    {
-        *filled = Filled {
-            text,
-            tokens,
-            kept_units: filled.kept_units + 1,
-            omitted_units: filled.omitted_units.saturating_sub(1),
-        };
+        let text = render(doc, &selected, with_overview, &|i| {
+            if i == next {
+                Cow::Owned(head_of(doc.text(i), bytes))
+            } else {
+                Cow::Borrowed(doc.text(i))
+            }
+        });
+        if let Some(tokens) = counter.count_up_to(&text, budget) {
+            if tokens > filled.tokens {
+                *filled = Filled {
+                    text,
+                    tokens,
+                    kept_units: filled.kept_units + 1,
+                    omitted_units: filled.omitted_units.saturating_sub(1),
+                };
+            }
+            return;
+        }
     }
 }
+
+/// The shares of the room's estimated bytes a top-up tries, largest first.
+const TOP_UP_SHARES: [f64; 3] = [0.85, 0.6, 0.4];
 
 /// What a fit is measured against: the budget, the bytes-per-token estimate and the exact
 /// counter.
