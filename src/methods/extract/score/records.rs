@@ -214,4 +214,36 @@ mod tests {
         // best line, above the option the query names in the other section.
         assert!(s[103] > s[1] && s[103] > s[40], "{s:?}");
     }
+
+    /// The shape of `ip addr` (iproute2 6.1): each interface is a header line (`4: eth0: <…>`)
+    /// with its fields indented under it; the headers start with different words, so they are
+    /// not records of one kind, and the fields gain from the header they are indented under.
+    fn interfaces() -> String {
+        let mut text = String::new();
+        for (i, name) in ["lo", "ifb0", "ifb1", "eth0", "eth1", "wlan0"]
+            .iter()
+            .enumerate()
+        {
+            text.push_str(&format!(
+                "{n}: {name}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP \
+                 group default qlen 1000\n    link/ether 02:fc:00:00:00:0{i} brd ff:ff:ff:ff:ff:ff\n\
+                 \x20   inet 192.0.2.{i}/24 brd 192.0.2.255 scope global {name}\n\
+                 \x20      valid_lft forever preferred_lft forever\n",
+                n = i + 1
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn the_fields_of_the_interface_the_query_names_outrank_those_of_others() {
+        let text = interfaces();
+        let s = scored(&text, "what is the MAC address of wlan0?");
+        // Line 1 of each record of 4 lines is its `link/ether`.
+        let ether = |r: usize| s[r * 4 + 1];
+        assert!(
+            ether(5) > ether(3) + 1.0 && ether(5) > ether(0) + 1.0,
+            "{s:?}"
+        );
+    }
 }
