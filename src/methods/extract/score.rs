@@ -21,6 +21,7 @@ mod dumps;
 mod records;
 mod references;
 mod reports;
+mod rows;
 mod settings;
 
 /// A unit that matches the query best scores this much from BM25.
@@ -95,6 +96,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         && matches!(doc.kind, ContentKind::Text | ContentKind::Csv)
     {
         add_named_entries(doc, q, &mut scores);
+        rows::raise_named_rows(doc, q, &mut scores);
     }
     if let Some(q) = query
         && matches!(
