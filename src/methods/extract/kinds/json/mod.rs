@@ -26,6 +26,7 @@ use spacing::Spacing;
 
 use named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use render::{approx_len, for_each_scalar, named_values, render_within};
+use render::{compact, json_string, labelled, summary};
 use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
 
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
@@ -77,9 +78,7 @@ pub(crate) fn build_value(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
-    let mut builder = Builder::new(query, max_unit_bytes);
-    builder.walk_value(value, "", None, 0);
-    builder.finish(ContentKind::Json)
+    build_tree(value, Spacing::default(), query, max_unit_bytes)
 }
 
 /// Cuts `value`, parsed from the JSON document `text`, into units rendered with the
@@ -90,8 +89,17 @@ pub(crate) fn build_parsed(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
+    build_tree(value, Spacing::of(text), query, max_unit_bytes)
+}
+
+fn build_tree(
+    value: &Value,
+    spacing: Spacing,
+    query: Option<&Query>,
+    max_unit_bytes: usize,
+) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
-    builder.spacing = Spacing::of(text);
+    builder.spacing = spacing;
     builder.walk_value(value, "", None, 0);
     builder.finish(ContentKind::Json)
 }
@@ -568,37 +576,6 @@ impl<'q> Builder<'q> {
             }
             self.fields[index].push(unit, value);
         });
-    }
-}
-
-/// `path: text`, or `text` alone at the root.
-pub(super) fn labelled(path: &str, text: &str) -> String {
-    if path.is_empty() {
-        text.to_owned()
-    } else {
-        format!("{path}: {text}")
-    }
-}
-
-pub(super) fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
-
-pub(super) fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
-/// `[…30 items]`, `{…12 keys}` or a long string's head: what a big child holds, for its
-/// parent's line (the child itself is a unit of its own).
-pub(super) fn summary(v: &Value) -> String {
-    match v {
-        Value::Array(a) => format!("[…{} items]", a.len()),
-        Value::Object(m) => format!("{{…{} keys}}", m.len()),
-        Value::String(s) if s.len() > INLINE_BYTES => {
-            let quoted = json_string(&s[..crate::tokens::floor_char_boundary(s, SUMMARY_HEAD)]);
-            format!("{}…\"", &quoted[..quoted.len() - 1])
-        }
-        other => compact(other),
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{MAX_CATEGORY_BYTES, MIN_STRING_BYTES, compact, json_string, summary};
+use super::{INLINE_BYTES, MAX_CATEGORY_BYTES, MIN_STRING_BYTES, SUMMARY_HEAD};
 use crate::methods::extract::query::Query;
 use crate::methods::extract::tree::noise::opaque_share;
 
@@ -379,4 +379,34 @@ pub(super) fn approx_len(v: &Value, limit: usize) -> usize {
     let mut acc = 0;
     go(v, limit, &mut acc);
     acc
+}
+/// `path: text`, or `text` alone at the root.
+pub(super) fn labelled(path: &str, text: &str) -> String {
+    if path.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{path}: {text}")
+    }
+}
+
+pub(super) fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+pub(super) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// `[…30 items]`, `{…12 keys}` or a long string's head: what a big child holds, for its
+/// parent's line (the child itself is a unit of its own).
+pub(super) fn summary(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!("[…{} items]", a.len()),
+        Value::Object(m) => format!("{{…{} keys}}", m.len()),
+        Value::String(s) if s.len() > INLINE_BYTES => {
+            let quoted = json_string(&s[..crate::tokens::floor_char_boundary(s, SUMMARY_HEAD)]);
+            format!("{}…\"", &quoted[..quoted.len() - 1])
+        }
+        other => compact(other),
+    }
 }
