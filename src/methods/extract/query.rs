@@ -86,6 +86,23 @@ impl Query {
         self.index.get(word).copied()
     }
 
+    /// Whether `name` has a word and every word of it is a query word (with `roots`, or the
+    /// root of one: `listen` for "listener"): a block header, a file or an entry the query
+    /// names whole. `buf` is scratch for the words.
+    pub(crate) fn names_every_word(&self, name: &str, roots: bool, buf: &mut String) -> bool {
+        let mut words = 0;
+        let mut all = true;
+        for_each_word(name, buf, |w| {
+            words += 1;
+            all &= if roots {
+                self.index.contains_key(w)
+            } else {
+                self.words.contains_key(w)
+            };
+        });
+        words > 0 && all
+    }
+
     fn add_prefixes(&mut self) {
         self.index = self.words.clone();
         for (word, &i) in &self.words {

@@ -295,13 +295,7 @@ fn add_named_entries(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
         if last.contains("://") || text.split_ascii_whitespace().nth(MAX_ENTRY_WORDS).is_some() {
             continue;
         }
-        let mut words = 0;
-        let mut named = 0;
-        crate::methods::extract::terms::for_each_word(name, &mut buf, |w| {
-            words += 1;
-            named += usize::from(query.words.contains_key(w));
-        });
-        if words > 0 && named == words {
+        if query.names_every_word(name, false, &mut buf) {
             *s += NAMED_ENTRY_WEIGHT;
         }
     }

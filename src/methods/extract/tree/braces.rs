@@ -10,7 +10,6 @@
 use super::super::doc::Doc;
 use super::super::kinds::lines::is_definition;
 use super::super::query::Query;
-use super::super::terms::for_each_word;
 
 /// Words that open a control block, not a named one (`if (…) {`, `else {`).
 const CONTROL_WORDS: &[&str] = &[
@@ -174,14 +173,7 @@ fn names(name: &str, query: &Query) -> bool {
     if query.mentions(name) {
         return true;
     }
-    let mut buf = String::new();
-    let mut words = 0;
-    let mut all = true;
-    for_each_word(name, &mut buf, |w| {
-        words += 1;
-        all &= query.word_index(w).is_some();
-    });
-    words > 0 && all
+    query.names_every_word(name, true, &mut String::new())
 }
 
 #[cfg(test)]

@@ -284,14 +284,7 @@ fn names_file(query: &Query, path: &str) -> bool {
     if exactly {
         return true;
     }
-    let mut buf = String::new();
-    let mut words = 0;
-    let mut all = true;
-    for_each_word(name, &mut buf, |w| {
-        words += 1;
-        all &= query.words.contains_key(w);
-    });
-    words > 0 && all
+    query.names_every_word(name, false, &mut String::new())
 }
 
 /// The name inside a `[section]` or `[[table]]` header at the margin, if `line` is one.
