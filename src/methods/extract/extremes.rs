@@ -89,32 +89,45 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
         return;
     }
     let mut in_group = vec![false; doc.units.len()];
-    let mut unused = vec![0.0f32; doc.units.len()];
+    let mut unused = Vec::new();
     for field in &doc.fields {
-        let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+        // Per category value: its first record, its records, and those the query touches.
+        // Counted first, and only the named values' records gathered: a table's column of a
+        // few values would otherwise hold every record in lists of its own.
+        let mut counts: HashMap<u64, (usize, usize, usize)> = HashMap::new();
+        let mut all_hits = 0;
         for (u, v) in field.iter() {
+            all_hits += usize::from(touched[u]);
             if let FieldValue::Category(h) = v {
-                groups.entry(h).or_default().push(u);
+                let (_, members, hits) = counts.entry(h).or_insert((u, 0, 0));
+                *members += 1;
+                *hits += usize::from(touched[u]);
             }
         }
-        let all_hits = field.iter().filter(|&(u, _)| touched[u]).count();
-        let mut named: Vec<&Vec<usize>> = groups
-            .values()
-            .filter(|members| {
-                let hits = members.iter().filter(|&&u| touched[u]).count();
-                let others = field.len() - members.len();
+        let mut named: Vec<(usize, u64)> = counts
+            .iter()
+            .filter(|&(_, &(_, members, hits))| {
+                let others = field.len() - members;
                 // The value is what matched when its records match and most others do not.
-                members.len() >= MIN_GROUP
-                    && members.len() * 2 <= field.len()
-                    && hits * 10 >= members.len() * 8
+                members >= MIN_GROUP
+                    && members * 2 <= field.len()
+                    && hits * 10 >= members * 8
                     && (all_hits - hits) * 2 <= others
             })
+            .map(|(&h, &(first, _, _))| (first, h))
             .collect();
-        named.sort_unstable_by_key(|members| members[0]);
-        for members in named {
-            for &u in members {
+        named.sort_unstable();
+        for (_, value) in named {
+            let members = || {
+                field
+                    .iter()
+                    .filter(move |&(_, v)| v == FieldValue::Category(value))
+                    .map(|(u, _)| u)
+            };
+            for u in members() {
                 in_group[u] = true;
             }
+            unused.resize(doc.units.len(), 0.0f32);
             for column in &numeric {
                 let subset = column.filtered(|u| in_group[u]);
                 signals(
@@ -126,11 +139,60 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
                     extreme,
                 );
             }
-            for &u in members {
+            for u in members() {
                 in_group[u] = false;
             }
         }
     }
+}
+
+/// A numeric column's largest values and its smallest, and whether it only grows or shrinks.
+struct ColumnEnds {
+    /// The largest values, largest first, ties in unit order.
+    top: [Option<(usize, f64)>; RUNNER_UP_SHARES.len()],
+    /// The smallest value; of ties, the last in unit order.
+    lowest: (usize, f64),
+    /// Whether the values, in unit order, only grow or only shrink down the text.
+    monotonic: bool,
+}
+
+/// The ends of the `(unit, value)` pairs `numbers`, or `None` for fewer than two.
+fn column_ends(numbers: impl Iterator<Item = (usize, f64)>) -> Option<ColumnEnds> {
+    // Largest first, ties in unit order: the same input always gives the same choice.
+    let before = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut top = [None; RUNNER_UP_SHARES.len()];
+    let mut lowest: Option<(usize, f64)> = None;
+    let mut previous: Option<(usize, f64)> = None;
+    let (mut count, mut in_order, mut rising, mut falling) = (0, true, true, true);
+    for number in numbers {
+        count += 1;
+        // A column that only grows or only shrinks down the text is a clock or a counter
+        // (uptime, sequence number): its ends are just the first and last records. Values
+        // come in unit order from every builder; should they not, the column is not a clock.
+        if let Some((u, x)) = previous {
+            in_order &= u < number.0;
+            rising &= x <= number.1;
+            falling &= x >= number.1;
+        }
+        previous = Some(number);
+        if lowest.is_none_or(|low| before(&low, &number).is_lt()) {
+            lowest = Some(number);
+        }
+        // Into the largest values: each held value it outranks moves down one place.
+        let mut carried = Some(number);
+        for slot in &mut top {
+            let Some(value) = carried else { break };
+            match *slot {
+                Some(held) if before(&held, &value).is_lt() => {}
+                _ => carried = slot.replace(value),
+            }
+        }
+    }
+    (count >= 2).then(|| ColumnEnds {
+        top,
+        lowest: lowest.expect("a column of two numbers has a smallest"),
+        monotonic: in_order && (rising || falling),
+    })
 }
 
 fn signals(
@@ -186,22 +248,16 @@ fn signals(
         FieldValue::Number(x) => Some((u, x)),
         FieldValue::Category(_) => None,
     });
-    let mut numbers: Vec<(usize, f64)> = numbers.collect();
-    if numbers.len() < 2 {
+    // One pass, nothing gathered: a table's numeric column is as long as the table.
+    let Some(ends_of_column) = column_ends(numbers) else {
         return;
-    }
-    // A column that only grows or only shrinks down the text is a clock or a counter
-    // (uptime, sequence number): its ends are just the first and last records. Values come in
-    // unit order from every builder; should they not, the column is not called a clock.
-    let in_order = numbers.windows(2).all(|w| w[0].0 < w[1].0);
-    let monotonic = in_order
-        && (numbers.windows(2).all(|w| w[0].1 <= w[1].1)
-            || numbers.windows(2).all(|w| w[0].1 >= w[1].1));
-    // Largest first, ties in unit order: the same input always gives the same choice.
-    // Units are distinct, so the order is total: an unstable sort gives the same order, without
-    // a stable sort's buffer of half the column.
-    numbers.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let (hi, lo) = (numbers[0], numbers[numbers.len() - 1]);
+    };
+    let ColumnEnds {
+        top,
+        lowest: lo,
+        monotonic,
+    } = ends_of_column;
+    let hi = top[0].expect("a column of two numbers has a largest");
     if hi.1 > lo.1 {
         let weight = if monotonic {
             extreme_weight * MONOTONIC_SHARE
@@ -217,10 +273,34 @@ fn signals(
         };
         extreme[lo.0] = extreme[lo.0].max(low);
         // "The three largest", "which others exceeded": the runners-up count too, less.
-        for (&(u, x), share) in numbers.iter().zip(RUNNER_UP_SHARES) {
+        for (&(u, x), share) in top.iter().flatten().zip(RUNNER_UP_SHARES) {
             if x > lo.1 {
                 extreme[u] = extreme[u].max(high * share);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::column_ends;
+
+    #[test]
+    fn a_column_s_ends_are_its_largest_values_in_order_and_its_last_smallest() {
+        let column = [(0, 5.0), (1, 9.0), (2, 1.0), (3, 9.0), (4, 7.0), (5, 1.0)];
+        let ends = column_ends(column.into_iter()).unwrap();
+        assert_eq!(ends.top, [Some((1, 9.0)), Some((3, 9.0)), Some((4, 7.0))]);
+        assert_eq!(ends.lowest, (5, 1.0));
+        assert!(!ends.monotonic);
+    }
+
+    #[test]
+    fn a_column_that_only_grows_is_monotonic_and_one_value_has_no_ends() {
+        let clock = [(0, 1.0), (1, 2.0), (2, 2.0), (3, 8.0)];
+        let ends = column_ends(clock.into_iter()).unwrap();
+        assert!(ends.monotonic);
+        assert_eq!(ends.top[0], Some((3, 8.0)));
+        assert_eq!(ends.lowest, (0, 1.0));
+        assert!(column_ends([(0, 1.0)].into_iter()).is_none());
     }
 }

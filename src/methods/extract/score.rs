@@ -366,23 +366,28 @@ fn pull_blocks(doc: &Doc<'_>, records: &[Range<usize>], query_scores: &[f32], sc
 /// The k-th best repeat of a template scores less, and every repeat a little less than a new
 /// template; the first and last of a template keep a little extra (where it began and ended).
 fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
-    let mut groups: HashMap<Template, Vec<usize>> = HashMap::new();
+    // Unit indices as u32: on a table of many rows one group holds every row.
+    let mut groups: HashMap<Template, Vec<u32>> = HashMap::new();
     for (i, unit) in doc.units.iter().enumerate() {
         if let Some(t) = unit.template {
-            groups.entry(t).or_default().push(i);
+            groups.entry(t).or_default().push(i as u32);
         }
     }
-    let mut ordered: Vec<&Vec<usize>> = groups.values().filter(|g| g.len() > 1).collect();
+    let mut ordered: Vec<&mut Vec<u32>> = groups.values_mut().filter(|g| g.len() > 1).collect();
     // Deterministic order of work (HashMap order is not), though each group is independent.
     ordered.sort_unstable_by_key(|g| g[0]);
     for members in ordered {
-        let first = members[0];
-        let last = members[members.len() - 1];
-        let mut by_score = members.clone();
-        by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
-        let original: Vec<f32> = by_score.iter().map(|&u| scores[u]).collect();
-        let top = original[0].max(0.0);
-        for (k, (&u, s)) in by_score.iter().zip(original).enumerate() {
+        let first = members[0] as usize;
+        let last = members[members.len() - 1] as usize;
+        members.sort_by(|&a, &b| {
+            scores[b as usize]
+                .total_cmp(&scores[a as usize])
+                .then(a.cmp(&b))
+        });
+        let top = scores[members[0] as usize].max(0.0);
+        // Each member is read once, just before it is lowered: no copy of the scores needed.
+        for (k, &u) in members.iter().enumerate() {
+            let u = u as usize;
             let k = k as f32;
             // Repeated errors are each worth reading; repeated routine lines are not.
             let decay = if doc.units[u].level == Level::Error {
@@ -390,7 +395,7 @@ fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
             } else {
                 REPEAT_DECAY
             };
-            scores[u] = s / (1.0 + decay * k) - 0.05 * (1.0 + k).ln();
+            scores[u] = scores[u] / (1.0 + decay * k) - 0.05 * (1.0 + k).ln();
         }
         scores[first] += 0.5 + EDGE_SHARE * top;
         scores[last] += 0.5 + EDGE_SHARE * top;
