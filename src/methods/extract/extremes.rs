@@ -116,18 +116,29 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
             })
             .map(|(&h, &(first, _, _))| (first, h))
             .collect();
+        if named.is_empty() {
+            continue;
+        }
         named.sort_unstable();
-        for (_, value) in named {
-            let members = || {
-                field
-                    .iter()
-                    .filter(move |&(_, v)| v == FieldValue::Category(value))
-                    .map(|(u, _)| u)
-            };
-            for u in members() {
-                in_group[u] = true;
+        // Each named value's records, gathered in one scan of the field.
+        let slot: HashMap<u64, usize> = named
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, h))| (h, i))
+            .collect();
+        let mut groups: Vec<Vec<u32>> = vec![Vec::new(); named.len()];
+        for (u, v) in field.iter() {
+            if let FieldValue::Category(h) = v
+                && let Some(&i) = slot.get(&h)
+            {
+                groups[i].push(u as u32);
             }
-            unused.resize(doc.units.len(), 0.0f32);
+        }
+        unused.resize(doc.units.len(), 0.0f32);
+        for members in groups {
+            for &u in &members {
+                in_group[u as usize] = true;
+            }
             for column in &numeric {
                 let subset = column.filtered(|u| in_group[u]);
                 signals(
@@ -139,8 +150,8 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
                     extreme,
                 );
             }
-            for u in members() {
-                in_group[u] = false;
+            for &u in &members {
+                in_group[u as usize] = false;
             }
         }
     }
@@ -249,14 +260,14 @@ fn signals(
         FieldValue::Category(_) => None,
     });
     // One pass, nothing gathered: a table's numeric column is as long as the table.
-    let Some(ends_of_column) = column_ends(numbers) else {
-        return;
-    };
-    let ColumnEnds {
+    let Some(ColumnEnds {
         top,
         lowest: lo,
         monotonic,
-    } = ends_of_column;
+    }) = column_ends(numbers)
+    else {
+        return;
+    };
     let hi = top[0].expect("a column of two numbers has a largest");
     if hi.1 > lo.1 {
         let weight = if monotonic {
