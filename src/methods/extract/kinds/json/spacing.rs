@@ -5,8 +5,9 @@
 //! rendered on one line, and a value quoted from a one-line original with its key
 //! (`"covered": 697, "total": 2128`) is found in the output only when the rendering puts the
 //! same space after its colons and commas. Pretty-printed JSON breaks its lines after the
-//! commas, which a one-line rendering does not follow anyway: it stays compact, as each space
-//! costs a token.
+//! commas, which a one-line rendering does not follow anyway, but each member is one line of
+//! it (`"latest": "10.15.0"`): the colons of the members the query asks for keep their space.
+//! Every other separator stays compact, as each space costs a token.
 
 use std::borrow::Cow;
 
@@ -48,12 +49,13 @@ impl Spacing {
                 _ => {}
             }
         }
-        // A pretty-printed text breaks the line after its commas: its units, rendered on one
-        // line each, read unlike it whatever their spacing, and a space costs a token.
-        let comma = comma[1] > comma[0];
+        // A pretty-printed text breaks the line after its commas, which a rendering on one
+        // line does not follow; but each of its members is one line, `"key": value`, quoted
+        // as such, so the colon keeps its space (only the asked members', a space costing a
+        // token).
         Spacing {
-            colon: comma && colon[1] > colon[0],
-            comma,
+            colon: colon[1] > colon[0],
+            comma: comma[1] > comma[0],
         }
     }
 
@@ -180,10 +182,19 @@ mod tests {
     }
 
     #[test]
-    fn a_pretty_printed_document_keeps_its_compact_rendering() {
-        let compact = r#"{"dist-tags":{"latest":"10.15.0"},"engines":{"node":"^20.19.0 || >=24"}}"#;
-        assert_eq!(Spacing::of(NPM_VIEW), Spacing::default());
-        assert_eq!(respaced(NPM_VIEW, compact, &["latest", "node"]), compact);
+    fn a_pretty_printed_document_spaces_only_the_colons_of_members_asked_for() {
+        let compact = r#"{"dist-tags":{"latest":"10.15.0"},"engines":{"node":"^20.19.0 || >=24","npm":">=9"}}"#;
+        assert_eq!(
+            Spacing::of(NPM_VIEW),
+            Spacing {
+                colon: true,
+                comma: false
+            }
+        );
+        assert_eq!(
+            respaced(NPM_VIEW, compact, &["latest", "node"]),
+            r#"{"dist-tags":{"latest": "10.15.0"},"engines":{"node": "^20.19.0 || >=24","npm":">=9"}}"#
+        );
     }
 
     #[test]
