@@ -225,7 +225,7 @@ pub(crate) fn lines(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
         if start >= bytes.len() {
             return None;
         }
-        let (end, next) = match bytes[start..].iter().position(|&b| b == b'\n') {
+        let (end, next) = match memchr::memchr(b'\n', &bytes[start..]) {
             Some(i) => (start + i, start + i + 1),
             None => (bytes.len(), bytes.len()),
         };

@@ -125,6 +125,11 @@ impl Query {
         self.index.get(word).copied()
     }
 
+    /// Every word [`Query::word_index`] knows: the query's words and their roots.
+    pub(crate) fn index_words(&self) -> impl Iterator<Item = &str> {
+        self.index.keys().map(String::as_str)
+    }
+
     /// Whether `name` has a word and every word of it is a query word (with `roots`, or the
     /// root of one: `listen` for "listener"): a block header, a file or an entry the query
     /// names whole. `buf` is scratch for the words.

@@ -10,7 +10,7 @@ use super::detect::ContentKind;
 use super::doc::{Doc, Level, Template};
 use super::extremes::add_field_signals;
 use super::query::Query;
-use super::terms::for_each_word_sized;
+use super::terms::{WordFilter, for_each_word_sized};
 use crate::tokens::{ceil_char_boundary, floor_char_boundary};
 use settings::{
     add_named_keys, asks_about_passes, lower_passed_tests, lower_prose_comments,
@@ -178,10 +178,10 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             .unwrap_or(0)
             .min(5);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
-        let lengths = shortest..longest + 7;
+        let filter = WordFilter::for_words(query.index_words(), shortest..longest + 7);
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
             let mut words = 0u32;
-            for_each_word_sized(doc.text(u), &mut buf, lengths.clone(), |word| {
+            for_each_word_sized(doc.text(u), &mut buf, &filter, |word| {
                 words += 1;
                 let Some(word) = word else { return };
                 if let Some(i) = query.word_index(word) {

@@ -4,20 +4,57 @@
 /// Calls `f` with every word of `text`, lowercased and stemmed, in `buf` (reused to avoid an
 /// allocation per word).
 pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
-    for_each_word_sized(text, buf, 0..usize::MAX, |w| {
+    for_each_word_sized(text, buf, &WordFilter::ALL, |w| {
         if let Some(w) = w {
             f(w)
         }
     });
 }
 
-/// Like [`for_each_word`], but only words whose raw length is in `lengths` are lowercased and
-/// stemmed; the others are reported as `None` (counted, not looked at). Stemming only
-/// shortens a word, so a caller that knows the lengths it looks for skips most of the work.
+/// The words a caller looks at, by what a word is before it is lowercased and stemmed: its
+/// length and its first byte. Stemming only shortens a word at its end, so a word outside
+/// both cannot become one of those the caller wants.
+pub(crate) struct WordFilter {
+    lengths: std::ops::Range<usize>,
+    /// Per byte: whether a wanted word starts with it (lowercase ASCII, or any other byte).
+    first: [bool; 256],
+}
+
+impl WordFilter {
+    /// Every word.
+    pub(crate) const ALL: WordFilter = WordFilter {
+        lengths: 0..usize::MAX,
+        first: [true; 256],
+    };
+
+    /// Words of raw length in `lengths` that could stem to one of `wanted` (each lowercased
+    /// and stemmed).
+    pub(crate) fn for_words<'w>(
+        wanted: impl IntoIterator<Item = &'w str>,
+        lengths: std::ops::Range<usize>,
+    ) -> WordFilter {
+        let mut first = [false; 256];
+        for word in wanted {
+            if let Some(&b) = word.as_bytes().first() {
+                first[usize::from(b)] = true;
+            }
+        }
+        WordFilter { lengths, first }
+    }
+
+    fn admits(&self, word: &str) -> bool {
+        self.lengths.contains(&word.len())
+            && self.first[usize::from(word.as_bytes()[0].to_ascii_lowercase())]
+    }
+}
+
+/// Like [`for_each_word`], but only words `filter` admits are lowercased and stemmed; the
+/// others are reported as `None` (counted, not looked at), which skips most of the work for a
+/// caller that looks for a few words.
 pub(crate) fn for_each_word_sized(
     text: &str,
     buf: &mut String,
-    lengths: std::ops::Range<usize>,
+    filter: &WordFilter,
     mut f: impl FnMut(Option<&str>),
 ) {
     let bytes = text.as_bytes();
@@ -31,33 +68,40 @@ pub(crate) fn for_each_word_sized(
                 None => start = Some(i),
                 // A lowercase letter followed by an uppercase one starts a new word (camelCase).
                 Some(s) if i > s && b.is_ascii_uppercase() && bytes[i - 1].is_ascii_lowercase() => {
-                    emit(&text[s..i], buf, &lengths, &mut f);
+                    emit(&text[s..i], buf, filter, &mut f);
                     start = Some(i);
                 }
                 Some(_) => {}
             }
         } else if let Some(s) = start.take() {
-            emit(&text[s..i], buf, &lengths, &mut f);
+            emit(&text[s..i], buf, filter, &mut f);
         }
         i += 1;
     }
     if let Some(s) = start {
-        emit(&text[s..], buf, &lengths, &mut f);
+        emit(&text[s..], buf, filter, &mut f);
     }
 }
 
-fn emit(
-    word: &str,
-    buf: &mut String,
-    lengths: &std::ops::Range<usize>,
-    f: &mut impl FnMut(Option<&str>),
-) {
+fn emit(word: &str, buf: &mut String, filter: &WordFilter, f: &mut impl FnMut(Option<&str>)) {
     // Single characters carry no meaning for ranking.
     if word.len() < 2 {
         return;
     }
-    if !lengths.contains(&word.len()) {
+    if !filter.lengths.contains(&word.len()) {
         f(None);
+        return;
+    }
+    // `tty2`, `sha256`, `python3`: the letters alone are a word too.
+    let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let letters_too =
+        letters >= 2 && letters < word.len() && word.as_bytes()[letters].is_ascii_digit();
+    if !filter.admits(word) {
+        // Counted as the words they would have been.
+        f(None);
+        if letters_too {
+            f(None);
+        }
         return;
     }
     buf.clear();
@@ -65,9 +109,7 @@ fn emit(
     buf.make_ascii_lowercase();
     stem(buf);
     f(Some(buf));
-    // `tty2`, `sha256`, `python3`: the letters alone are a word too.
-    let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
-    if letters >= 2 && letters < word.len() && word.as_bytes()[letters].is_ascii_digit() {
+    if letters_too {
         buf.clear();
         buf.push_str(&word[..letters]);
         buf.make_ascii_lowercase();
@@ -143,6 +185,22 @@ mod tests {
         assert_eq!(words("transferred"), words("transfer"));
         assert_eq!(words("detection"), words("detected"));
         assert_eq!(words("flags"), words("flag"));
+    }
+
+    #[test]
+    fn a_filter_looks_only_at_words_it_could_want_and_counts_every_word() {
+        let text = "Revert caching tty2 defaultSSLContext in sessions";
+        let mut buf = String::new();
+        let (mut all, mut looked) = (0, Vec::new());
+        for_each_word_sized(text, &mut buf, &WordFilter::ALL, |_| all += 1);
+        let filter = WordFilter::for_words(["cach", "tty"], 0..usize::MAX);
+        let mut counted = 0;
+        for_each_word_sized(text, &mut buf, &filter, |w| {
+            counted += 1;
+            looked.extend(w.map(str::to_owned));
+        });
+        assert_eq!(counted, all);
+        assert_eq!(looked, ["cach", "tty2", "tty"]);
     }
 
     #[test]

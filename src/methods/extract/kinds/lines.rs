@@ -181,8 +181,7 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
         else {
             continue;
         };
-        let numbers = text[unit.span.range()]
-            .split(|c: char| c.is_whitespace() || c == '=' || c == '|')
+        let numbers = tokens(&text[unit.span.range()])
             .filter(|token| token.bytes().any(|b| b.is_ascii_digit()))
             .filter_map(doc::parse_quantity)
             .take(MAX_NUMBERS);
@@ -215,6 +214,26 @@ fn numeric_fields(text: &str, units: &[Unit]) -> Vec<Field> {
     columns.into_iter().map(|(_, values)| values).collect()
 }
 
+/// The pieces of `line` between whitespace, `=` and `|`, where a number of a column sits
+/// (`size=4096`, `| 12 +++`). Split by bytes when the line is ASCII, as most are.
+fn tokens(line: &str) -> impl Iterator<Item = &str> {
+    let separates = |c: char| c.is_whitespace() || c == '=' || c == '|';
+    let (ascii, unicode) = if line.is_ascii() {
+        (
+            Some(line.as_bytes().split(move |&b| separates(char::from(b)))),
+            None,
+        )
+    } else {
+        (None, Some(line.split(separates)))
+    };
+    let from_bytes = ascii.into_iter().flatten().map(move |piece| {
+        // A piece of an ASCII line: its offset in the line is a character boundary.
+        let at = piece.as_ptr() as usize - line.as_ptr() as usize;
+        &line[at..at + piece.len()]
+    });
+    from_bytes.chain(unicode.into_iter().flatten())
+}
+
 /// The word that starts each record of a record-per-paragraph output (`commit` in `git log`,
 /// `Package:` in `dpkg -s`): the first word of the first line, when it starts at least three
 /// unindented lines.
@@ -229,13 +248,11 @@ fn record_key(text: &str) -> Option<&str> {
     {
         return None;
     }
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for span in doc::lines(text) {
-        if let Some(w) = first_word(&text[span]) {
-            *counts.entry(w).or_default() += 1;
-        }
-    }
-    (counts.get(key).copied().unwrap_or(0) >= 3).then_some(key)
+    let starts = doc::lines(text)
+        .filter(|span| first_word(&text[span.clone()]) == Some(key))
+        .take(3)
+        .count();
+    (starts >= 3).then_some(key)
 }
 
 /// The first word of an unindented line; of a line of `:`-separated fields without spaces
@@ -276,14 +293,15 @@ pub(crate) fn is_diagnostic_head(line: &str) -> bool {
     if !line.starts_with(char::is_whitespace) && severity_at(line) {
         return true;
     }
-    // Skip `path:line:` and an optional `col:`, then expect a severity.
-    let Some((path, rest)) = line.split_once(':') else {
+    // Skip `path:line:` and an optional `col:`, then expect a severity. A path has no space:
+    // most lines end the search at their first word.
+    let Some(colon) = memchr::memchr2(b':', b' ', line.as_bytes()).filter(|&i| i > 0) else {
         return false;
     };
-    if path.is_empty() || path.contains(' ') {
+    if line.as_bytes()[colon] != b':' {
         return false;
     }
-    let mut rest = rest;
+    let mut rest = &line[colon + 1..];
     let mut numbers = 0;
     while let Some((n, after)) = rest.split_once(':') {
         if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
@@ -403,6 +421,24 @@ pub(crate) fn is_definition(trimmed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_splits_into_the_same_tokens_by_bytes_as_by_characters() {
+        let by_chars = |line: &str| -> Vec<String> {
+            line.split(|c: char| c.is_whitespace() || c == '=' || c == '|')
+                .map(str::to_owned)
+                .collect()
+        };
+        for line in [
+            " requests/sessions.py |  12 +++---",
+            "size=4096\tmtime=1700000000 \u{b}x",
+            "größe=4K | Zeit\u{a0}12ms",
+            "",
+        ] {
+            let tokens: Vec<String> = tokens(line).map(str::to_owned).collect();
+            assert_eq!(tokens, by_chars(line), "{line:?}");
+        }
+    }
 
     #[test]
     fn nested_lines_have_their_parent_as_context() {

@@ -52,13 +52,15 @@ pub(super) fn add_named_keys(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
 /// The key of a one-line `key = value`, `key=value` or `key: value` setting, indented or not.
 fn setting_key(line: &str) -> Option<&str> {
     let t = line.trim_start();
-    let at = t.find(['=', ':'])?;
-    let key = t[..at].trim_end();
-    let identifier = !key.is_empty()
-        && key.len() <= MAX_KEY_BYTES
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    // The key's characters, then spaces, then the separator: most lines end the search at
+    // their first word.
+    let end = t
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b"_.-".contains(&b)))
+        .unwrap_or(t.len());
+    let key = &t[..end];
+    let separated = t[end..].trim_start().starts_with(['=', ':']);
+    let identifier = separated && !key.is_empty() && key.len() <= MAX_KEY_BYTES;
     (identifier && !t.contains('\n')).then_some(key)
 }
 
@@ -147,6 +149,24 @@ fn is_prose_comment(line: &str) -> bool {
 mod tests {
     use super::super::tests::scored;
     use super::*;
+
+    #[test]
+    fn a_setting_s_key_is_the_identifier_before_its_separator() {
+        assert_eq!(
+            setting_key("  shared_buffers = 128MB"),
+            Some("shared_buffers")
+        );
+        assert_eq!(
+            setting_key("net.ipv4.ip_forward=1"),
+            Some("net.ipv4.ip_forward")
+        );
+        assert_eq!(setting_key("appendonly: no"), Some("appendonly"));
+        assert_eq!(setting_key("port\u{a0}= 5432"), Some("port"));
+        assert_eq!(setting_key("a key = 1"), None);
+        assert_eq!(setting_key("= 1"), None);
+        assert_eq!(setting_key("# port = 5432"), None);
+        assert_eq!(setting_key("see http://x"), None);
+    }
 
     #[test]
     fn a_setting_outranks_the_comment_that_describes_it() {
