@@ -15,18 +15,13 @@ const BUDGET: usize = 2000;
 const TOLERANCE: f64 = 2.0;
 /// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent (own:
 /// 43 cases; fifteen of them, p34–p48, were added with queries written before the compressor
-/// ran on them, and lowered the figure from 88.5% over the 28 before).
-const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 86.3)];
+/// ran on them, and lowered the figure from 88.5% over the 28 before to 86.3%; the asked
+/// members of pretty-printed JSON rendered with their colon's space raised it to 88.2%).
+const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 88.2)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.
 const BELOW_HALF: &[(&str, &str)] = &[
-    (
-        "p36-npm-view-eslint-json",
-        "a pretty-printed JSON dump whose facts quote `\"key\": \"value\"`: the values are \
-         kept but rendered compactly (`\"key\":\"value\"`), and the `time` map of 434 \
-         versions is folded",
-    ),
     (
         "p37-coverage-json-more-itertools",
         "a one-line coverage report: per-function records of long line-number arrays, the \
