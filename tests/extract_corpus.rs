@@ -16,23 +16,14 @@ const TOLERANCE: f64 = 2.0;
 /// Facts kept at 2,000 tokens when the figure was last recorded, per split, in percent (own:
 /// 43 cases; fifteen of them, p34–p48, were added with queries written before the compressor
 /// ran on them, and lowered the figure from 88.5% over the 28 before to 86.3%; the asked
-/// members of pretty-printed JSON rendered with their colon's space raised it to 88.2%).
-const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 88.2)];
+/// members of pretty-printed JSON rendered with their colon's space raised it to 88.2%, room
+/// for the texts of several lines the query names and the colon's space before any value of
+/// an asked member to 89.6%).
+const RECORDED: &[(&str, f64)] = &[("dev", 95.1), ("dev2", 93.7), ("own", 89.6)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.
-const BELOW_HALF: &[(&str, &str)] = &[
-    (
-        "p37-coverage-json-more-itertools",
-        "a one-line coverage report: per-function records of long line-number arrays, the \
-         function the query names is one of hundreds of map members under `functions`",
-    ),
-    (
-        "p38-clippy-json-lines-tinytemplate",
-        "JSON lines of compiler messages: each message repeats its crate's `target` object, \
-         and the `rendered` text (location, lint, suggestion) is cut to its head",
-    ),
-];
+const BELOW_HALF: &[(&str, &str)] = &[];
 /// The split kept in the crate's own `corpus/`.
 const OWN_SPLIT: &str = "own";
 

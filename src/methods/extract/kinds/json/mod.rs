@@ -484,7 +484,7 @@ impl<'q> Builder<'q> {
         // its long strings keep the query's sentences; the items of an array are alike and
         // compared by their heads, and windows in each would blur which one the query means.
         let windows = label.starts_with('.');
-        let usual = render_within(item, cap, (self.query, windows), &exclude, &notable);
+        let usual = render_within(item, cap, (self.query, windows, common), &exclude, &notable);
         let key_named = label
             .strip_prefix('.')
             .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));

@@ -25,15 +25,21 @@ pub(super) struct Ctx<'q> {
     min_string: usize,
     /// Whether long strings keep the sentences the query's words sit in (see `window`).
     windows: bool,
+    /// The room of a text the query names, wherever it sits in the record (see [`text_cap`]).
+    text_room: usize,
+    /// Per exact query string: whether most of the record's siblings hold it, so that it
+    /// singles out none of them (the host of every link).
+    common: &'q [bool],
 }
 
 /// `v` rendered compactly within `max_bytes`, tightening until it fits (a unit longer than
 /// that is cut in pieces later, which reads worse than a record shortened here). With
-/// `windows`, long strings keep the sentences that hold the query's words past their head.
+/// `windows`, long strings keep the sentences that hold the query's words past their head;
+/// `common` marks the exact query strings most siblings of `v` hold.
 pub(super) fn render_within(
     v: &Value,
     max_bytes: usize,
-    (query, windows): (Option<&Query>, bool),
+    (query, windows, common): (Option<&Query>, bool, &[bool]),
     exclude: &dyn Fn(&str) -> bool,
     notable: &dyn Fn(&str, &Value) -> bool,
 ) -> String {
@@ -42,6 +48,8 @@ pub(super) fn render_within(
         min_string: MIN_STRING_BYTES,
         notable,
         windows,
+        text_room: max_bytes / 2,
+        common,
     };
     let mut budget = max_bytes;
     let mut out = String::new();
@@ -53,6 +61,7 @@ pub(super) fn render_within(
         }
         budget = (budget as f64 * max_bytes as f64 / out.len() as f64 * 0.9) as usize;
         ctx.min_string = (ctx.min_string * 2 / 3).max(40);
+        ctx.text_room = ctx.text_room * 2 / 3;
     }
     if out.len() > max_bytes {
         // Still too long: keep its head whole rather than emit it in disjoint pieces.
@@ -167,6 +176,14 @@ pub(super) fn render(
                     Value::Object(_) | Value::Array(_) => {
                         render(out, x, share, depth + 1, ctx, &|_| false)
                     }
+                    Value::String(s) => render(
+                        out,
+                        x,
+                        text_cap(s, string_cap, ctx),
+                        depth + 1,
+                        ctx,
+                        &|_| false,
+                    ),
                     _ => render(out, x, string_cap, depth + 1, ctx, &|_| false),
                 }
                 out.push(',');
@@ -180,6 +197,32 @@ pub(super) fn render(
             out.push('}');
         }
         other => out.push_str(&compact(other)),
+    }
+}
+
+/// The cap of a string member of a record: a text of several lines that the query names
+/// exactly, by an identifier, path or number few siblings hold (a compiler message at the
+/// line asked about, a traceback, a test failure's report), is what the record says, and may take half the
+/// record's room wherever it sits; any other string is cut at `string_cap`.
+fn text_cap(s: &str, string_cap: usize, ctx: &Ctx<'_>) -> usize {
+    /// Line breaks that make a string a text rather than a value.
+    const MIN_LINE_BREAKS: usize = 2;
+    let Some(query) = ctx.query else {
+        return string_cap;
+    };
+    // An identifier, path, number or call (`src/error.rs`, `115`, `iter().any()`); a quoted
+    // plain word (`'bug'`) is found inside other words of any prose.
+    let specific = |i: usize| {
+        !ctx.common.get(i).copied().unwrap_or(false)
+            && query.exact[i].bytes().any(|b| !b.is_ascii_alphabetic())
+    };
+    let text = memchr::memchr_iter(b'\n', s.as_bytes())
+        .nth(MIN_LINE_BREAKS - 1)
+        .is_some();
+    if s.len() > string_cap && text && query.mentions_where(s, specific) {
+        ctx.text_room.max(string_cap)
+    } else {
+        string_cap
     }
 }
 

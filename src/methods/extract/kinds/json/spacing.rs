@@ -60,8 +60,8 @@ impl Spacing {
     }
 
     /// `text`, a compact rendering, with this spacing around the members whose key `asked`
-    /// says the query asks for: a space after the key's colon (before a scalar) and after the
-    /// commas on either side of the member. Only those are quoted from the original, and every
+    /// says the query asks for: a space after the key's colon (before any value, as in
+    /// `"lines": [1, 2]`) and after the commas on either side of the member. Only those are quoted from the original, and every
     /// space elsewhere would cost a token. Separators inside strings, a label's `path: ` and a
     /// `…+3` mark are left as they are.
     pub(crate) fn apply<'t>(&self, text: &'t str, asked: &dyn Fn(&str) -> bool) -> Cow<'t, str> {
@@ -101,7 +101,7 @@ impl Spacing {
                     self.colon
                         && member_asked
                         && before == Some(b'"')
-                        && after.is_some_and(starts_scalar)
+                        && after.is_some_and(starts_value)
                 }
                 b',' => {
                     let next_asked =
@@ -137,11 +137,6 @@ fn next_key(rest: &str) -> Option<&str> {
     let body = rest.strip_prefix('"')?;
     let end = body.find(['"', '\\'])?;
     body[end..].starts_with("\":").then(|| &body[..end])
-}
-
-/// Whether a scalar JSON value can start with `b`.
-fn starts_scalar(b: u8) -> bool {
-    matches!(b, b'"' | b'-' | b't' | b'f' | b'n') || b.is_ascii_digit()
 }
 
 /// Whether a JSON value (or a rendering's `[…3 items]`, `{…2 keys}`) can start with `b`.
@@ -221,7 +216,7 @@ mod tests {
         let compact = r#"scripts.lint:fix: {"a":"x:y,z","b":[…3 items],"c":"q\":1,2"…+2}"#;
         assert_eq!(
             respaced(COVERAGE, compact, &["a", "b", "c"]),
-            r#"scripts.lint:fix: {"a": "x:y,z", "b":[…3 items], "c": "q\":1,2"…+2}"#
+            r#"scripts.lint:fix: {"a": "x:y,z", "b": […3 items], "c": "q\":1,2"…+2}"#
         );
     }
 }

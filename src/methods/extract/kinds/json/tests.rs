@@ -407,3 +407,57 @@ fn a_record_keyed_by_a_path_is_named_by_its_last_part() {
     ));
     assert!(!named::is_key_named(&query, "/"));
 }
+
+/// Compiler messages as JSON lines (`cargo --message-format=json`): each record nests the
+/// crate it belongs to and a `message` whose `rendered` text ends with the suggestion.
+fn compiler_messages() -> Value {
+    let records: Vec<Value> = [(12, "legacy_numeric_constants"), (115, "needless_borrow"), (98, "get_first")]
+        .iter()
+        .map(|&(line, lint)| {
+            let rendered = format!(
+                "warning: a lint fired\n  --> src/error.rs:{line}:44\n   |\n{line} |     Error::Generic {{ msg }} => &msg,\n   |                                  ^^^^ help: change this to: `msg`\n   |\n   = help: for further information visit https://rust-lang.github.io/rust-clippy/index.html#{lint}\n   = note: `#[warn(clippy::{lint})]` on by default\n"
+            );
+            serde_json::json!({
+                "reason": "compiler-message",
+                "package_id": format!("path+file:///work/crate-{line}#crate@1.2.1"),
+                "manifest_path": "/work/crate/Cargo.toml",
+                "target": {"kind": ["lib"], "name": "crate", "src_path": "/work/crate/src/lib.rs", "edition": "2015"},
+                "message": {
+                    "rendered": rendered,
+                    "level": "warning",
+                    "spans": [{"file_name": "src/error.rs", "line_start": line, "line_end": line}],
+                    "children": (0..4).map(|k| serde_json::json!({
+                        "message": format!("a note number {k} that restates the warning in other words"),
+                        "level": "note",
+                    })).collect::<Vec<_>>(),
+                    "code": {"code": format!("clippy::{lint}"), "explanation": null},
+                },
+            })
+        })
+        .collect();
+    Value::Array(records)
+}
+
+#[test]
+fn a_text_of_several_lines_the_query_names_keeps_its_tail() {
+    let q = query_of("Which lint fires at src/error.rs line 115?");
+    let doc = build_value(&compiler_messages(), Some(&q), 1400);
+    let named = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("src/error.rs:115"))
+        .expect("the record the query names");
+    assert!(
+        named.contains("#[warn(clippy::needless_borrow)]"),
+        "{named}"
+    );
+    // Without a query, the same text keeps only its head.
+    let doc = build_value(&compiler_messages(), None, 1400);
+    let plain = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("src/error.rs:115"))
+        .expect("the record");
+    assert!(
+        !plain.contains("#[warn(clippy::needless_borrow)]"),
+        "{plain}"
+    );
+}
