@@ -67,7 +67,26 @@ pub(crate) fn to_text(value: &Value) -> String {
         }
         out.push('\n');
     }
+    push_notebook_metadata(&mut out, value);
     out
+}
+
+/// What the notebook records about itself (its kernel, its language and version, its format)
+/// as a last section: asked about ("which Python ran it"), and small. Printed as the file
+/// prints it, one member a line, so a member quoted from the file reads the same.
+fn push_notebook_metadata(out: &mut String, value: &Value) {
+    let Some(map) = value.as_object() else { return };
+    let own: serde_json::Map<String, Value> = map
+        .iter()
+        .filter(|(key, _)| key.as_str() != "cells")
+        .map(|(key, v)| (key.clone(), v.clone()))
+        .collect();
+    if own.is_empty() {
+        return;
+    }
+    push_line(out, &format!("{CODE_CELL_HEADING} Notebook metadata"));
+    let pretty = serde_json::to_string_pretty(&Value::Object(own)).unwrap_or_default();
+    push_fenced(out, &pretty);
 }
 
 /// One output of a code cell: a stream's text, a result's plain text (or its markdown or
@@ -232,6 +251,10 @@ mod tests {
         assert!(text.contains("AttributeError: module 'urllib' has no attribute 'urlretrieve'\n"));
         assert!(text.contains("----> 1 urllib.urlretrieve(url)"));
         assert!(!text.contains('\u{1b}'));
+        // What the notebook records about itself closes it, a member a line.
+        let metadata = text.split("###### Notebook metadata\n").nth(1).unwrap();
+        assert!(metadata.contains("\"name\": \"python3\""), "{metadata}");
+        assert!(metadata.contains("\"nbformat_minor\": 2"), "{metadata}");
     }
 
     #[test]
