@@ -526,7 +526,15 @@ impl<'q> Builder<'q> {
         let key_is_named = label
             .strip_prefix('.')
             .is_some_and(|k| self.query.is_some_and(|q| is_key_named(q, k)));
-        let label = format!("{path}{label}");
+        let label = match label.strip_prefix('.') {
+            // A member the query names, of a pretty-printed text, is labelled by its key as the
+            // text prints it (`"node_modules/semver": {`), so that a line quoted from it reads
+            // the same.
+            Some(key) if key_is_named && self.spacing.is_pretty() => {
+                format!("{path}.{}", json_string(key))
+            }
+            _ => format!("{path}{label}"),
+        };
         let text = labelled(&label, &body);
         let prior = if level == Level::Error {
             ERROR_PRIOR

@@ -20,6 +20,9 @@ const SAMPLE_BYTES: usize = 64 * 1024;
 pub(crate) struct Spacing {
     colon: bool,
     comma: bool,
+    /// Whether the text breaks its lines after its commas (pretty-printed): its members and
+    /// items then read, with the line breaks taken as spaces, `{ "key": [ "a", "b" ] }`.
+    pretty: bool,
 }
 
 impl Spacing {
@@ -28,7 +31,7 @@ impl Spacing {
     /// line break) follows it.
     pub(crate) fn of(text: &str) -> Spacing {
         let bytes = &text.as_bytes()[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
-        let (mut colon, mut comma) = ([0usize; 2], [0usize; 2]);
+        let (mut colon, mut comma, mut broken) = ([0usize; 2], [0usize; 2], 0usize);
         let mut in_string = false;
         let mut escaped = false;
         for (i, &b) in bytes.iter().enumerate() {
@@ -45,7 +48,10 @@ impl Spacing {
             match b {
                 b'"' => in_string = true,
                 b':' => colon[usize::from(spaced)] += 1,
-                b',' => comma[usize::from(spaced)] += 1,
+                b',' => {
+                    comma[usize::from(spaced)] += 1;
+                    broken += usize::from(matches!(bytes.get(i + 1), Some(b'\n' | b'\r')));
+                }
                 _ => {}
             }
         }
@@ -56,7 +62,13 @@ impl Spacing {
         Spacing {
             colon: colon[1] > colon[0],
             comma: comma[1] > comma[0],
+            pretty: broken * 2 > comma[0] + comma[1],
         }
+    }
+
+    /// Whether the text is pretty-printed (see [`Spacing::pretty`]'s field).
+    pub(crate) fn is_pretty(&self) -> bool {
+        self.pretty
     }
 
     /// `text`, a compact rendering, with this spacing around the members whose key `asked`
@@ -65,7 +77,7 @@ impl Spacing {
     /// space elsewhere would cost a token. Separators inside strings, a label's `path: ` and a
     /// `…+3` mark are left as they are.
     pub(crate) fn apply<'t>(&self, text: &'t str, asked: &dyn Fn(&str) -> bool) -> Cow<'t, str> {
-        if !self.colon && !self.comma {
+        if !self.colon && !self.comma && !self.pretty {
             return Cow::Borrowed(text);
         }
         let bytes = text.as_bytes();
@@ -75,6 +87,15 @@ impl Spacing {
         let mut escaped = false;
         // Whether the member being read has a key the query asks for.
         let mut member_asked = false;
+        // Brackets open outside strings; in a pretty-printed text, the depth from which on the
+        // value of an asked member is being read (spaced as the original reads), and whether
+        // the next bracket opens one.
+        let mut depth = 0usize;
+        let mut asked_from: Option<usize> = None;
+        let mut opens_asked = false;
+        // Per open bracket of an asked value: whether a space follows it, so that its closing
+        // bracket gets one too (not an empty `[]` nor a `[…3 items]` mark).
+        let mut spaced_open: Vec<bool> = Vec::new();
         for (i, &b) in bytes.iter().enumerate() {
             if let Some(start) = string_start {
                 match b {
@@ -92,34 +113,57 @@ impl Spacing {
             }
             let before = i.checked_sub(1).map(|p| bytes[p]);
             let after = bytes.get(i + 1).copied();
-            let insert = match b {
-                b'"' => {
-                    string_start = Some(i);
-                    false
-                }
+            let inside = asked_from.is_some_and(|from| depth >= from);
+            // A space after this byte, or before it.
+            let (mut space_after, mut space_before) = (false, false);
+            match b {
+                b'"' => string_start = Some(i),
                 b':' => {
-                    self.colon
-                        && member_asked
-                        && before == Some(b'"')
-                        && after.is_some_and(starts_value)
+                    let member = before == Some(b'"');
+                    space_after = member
+                        && (inside || (self.colon && member_asked))
+                        && after.is_some_and(starts_value);
+                    opens_asked = self.pretty && member && member_asked && !inside;
                 }
                 b',' => {
                     let next_asked =
                         || after == Some(b'"') && next_key(&text[i + 1..]).is_some_and(asked);
-                    let spaced = self.comma
-                        && before.is_some_and(ends_value)
+                    space_after = before.is_some_and(ends_value)
                         && after.is_some_and(starts_value)
-                        && (member_asked || next_asked());
+                        && (inside || (self.comma && (member_asked || next_asked())));
                     member_asked = false;
-                    spaced
                 }
-                _ => false,
-            };
-            if insert {
+                b'{' | b'[' => {
+                    depth += 1;
+                    if opens_asked {
+                        asked_from = Some(depth);
+                        opens_asked = false;
+                    }
+                    // `0xE2` starts the `…` of a mark.
+                    space_after = asked_from.is_some_and(|from| depth >= from)
+                        && after.is_some_and(|a| !matches!(a, b'}' | b']' | b' ' | 0xE2));
+                    if asked_from.is_some() {
+                        spaced_open.push(space_after);
+                    }
+                }
+                b'}' | b']' => {
+                    let spaced = inside && spaced_open.pop().unwrap_or(false);
+                    space_before = spaced && before != Some(b' ');
+                    depth = depth.saturating_sub(1);
+                    if asked_from.is_some_and(|from| depth < from) {
+                        asked_from = None;
+                        spaced_open.clear();
+                    }
+                }
+                b' ' => {}
+                _ => opens_asked = false,
+            }
+            if space_before || space_after {
                 let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-                out.push_str(&text[copied..=i]);
+                let end = if space_after { i + 1 } else { i };
+                out.push_str(&text[copied..end]);
                 out.push(' ');
-                copied = i + 1;
+                copied = end;
             }
         }
         match out {
@@ -177,18 +221,30 @@ mod tests {
     }
 
     #[test]
-    fn a_pretty_printed_document_spaces_only_the_colons_of_members_asked_for() {
+    fn a_pretty_printed_document_spaces_only_the_members_asked_for() {
         let compact = r#"{"dist-tags":{"latest":"10.15.0"},"engines":{"node":"^20.19.0 || >=24","npm":">=9"}}"#;
         assert_eq!(
             Spacing::of(NPM_VIEW),
             Spacing {
                 colon: true,
-                comma: false
+                comma: false,
+                pretty: true,
             }
         );
         assert_eq!(
             respaced(NPM_VIEW, compact, &["latest", "node"]),
             r#"{"dist-tags":{"latest": "10.15.0"},"engines":{"node": "^20.19.0 || >=24","npm":">=9"}}"#
+        );
+        // An asked member's value reads as the original does with its line breaks as spaces;
+        // an empty list and a mark stay as they are.
+        let record = r#"packages."node_modules/fsevents": {"version":"2.3.3","os":["darwin"],"cpu":[],"engines":{"node":"^8.16.0","npm":[…2 items]}}"#;
+        assert_eq!(
+            respaced(NPM_VIEW, record, &["node_modules/fsevents"]),
+            r#"packages."node_modules/fsevents": { "version": "2.3.3", "os": [ "darwin" ], "cpu": [], "engines": { "node": "^8.16.0", "npm": […2 items] } }"#
+        );
+        assert_eq!(
+            respaced(NPM_VIEW, record, &["os"]),
+            r#"packages."node_modules/fsevents": {"version":"2.3.3","os": [ "darwin" ],"cpu":[],"engines":{"node":"^8.16.0","npm":[…2 items]}}"#
         );
     }
 
