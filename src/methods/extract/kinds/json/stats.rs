@@ -56,6 +56,10 @@ pub(super) fn record_level(item: &Value) -> Level {
                 level = Level::Error;
             } else if level == Level::None && s.eq_ignore_ascii_case("warning") {
                 level = Level::Warn;
+            } else if s.ends_with('\n') && s.trim_end().lines().count() == 1 {
+                // One line of a program's output (`go test -json`'s `Output`, a log event's
+                // line): its words say how it went, as a text line's do.
+                level = level.max(crate::methods::extract::doc::level_from_words(s));
             }
         }
     });

@@ -461,3 +461,21 @@ fn a_text_of_several_lines_the_query_names_keeps_its_tail() {
         "{plain}"
     );
 }
+
+#[test]
+fn an_event_s_output_line_says_how_it_went() {
+    use super::stats::record_level;
+    let event = |output: &str| serde_json::json!({"Action": "output", "Test": "TestParse", "Output": output});
+    assert_eq!(
+        record_level(&event("--- FAIL: TestParse/1e3 (0.00s)\n")),
+        Level::Error
+    );
+    assert_eq!(
+        record_level(&event("panic: runtime error: integer divide by zero\n")),
+        Level::Error
+    );
+    assert_eq!(record_level(&event("=== RUN   TestParse\n")), Level::None);
+    // A title or a description is not a line of output: its words name a topic.
+    let issue = serde_json::json!({"title": "Fix error handling in the parser", "state": "open"});
+    assert_eq!(record_level(&issue), Level::None);
+}
