@@ -223,6 +223,19 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
     let mut headings = 0;
     let mut marks = 0;
     let hashed = |i: usize| lines.get(i).is_some_and(|l| l.starts_with('#'));
+    // A test report's lines (TAP's `ok 3 - …`, `not ok 4 - …`) make its `# Subtest:` lines
+    // comments of a report, not headings.
+    let results = lines
+        .iter()
+        .filter(|l| {
+            let t = l.trim_start();
+            let rest = t.strip_prefix("not ok ").or_else(|| t.strip_prefix("ok "));
+            rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count();
+    if results >= 3 {
+        return false;
+    }
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_end();
         // A `#` line next to another is a block of comments (a config file's, a script's):
@@ -230,11 +243,19 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
         let in_comment_block = hashed(i + 1) || (i > 0 && hashed(i - 1));
         let atx =
             t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
-        // An underline counts when it and the line above start at the margin.
+        // An underline counts when it and the text line above start at the margin; a title
+        // boxed between two rulers (`====`, `ERROR: test_x`, `----`, as unittest and many
+        // reports print them) is a report's, not a heading.
+        let ruler_at = |j: Option<usize>| {
+            j.and_then(|j| lines.get(j))
+                .is_some_and(|l| is_setext_underline(l))
+        };
+        let boxed = ruler_at(i.checked_sub(2)) || ruler_at(Some(i + 2));
         let setext = i > 0
             && is_setext_underline(t)
             && !t.starts_with([' ', '\t'])
-            && !lines[i - 1].starts_with([' ', '\t']);
+            && !lines[i - 1].starts_with([' ', '\t'])
+            && !boxed;
         if atx || setext {
             headings += 1;
         } else if t.starts_with("```")
@@ -468,6 +489,31 @@ mod tests {
         assert_eq!(detect(&text).0, ContentKind::Text);
         let markdown = "# Title\n\nSome text: here.\n\n## Part\n\n- item: one\n- item two\n";
         assert_eq!(detect(markdown).0, ContentKind::Markdown);
+    }
+
+    #[test]
+    fn test_reports_with_boxed_titles_or_subtest_comments_are_not_markdown() {
+        // `python -m unittest -v`: each failure's title is boxed between two rulers.
+        let mut unittest =
+            String::from("test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... FAIL\n\n");
+        for name in ["test_b", "test_c", "test_d"] {
+            unittest.push_str(&format!(
+                "{}\nFAIL: {name} (t.T.{name})\n{}\nTraceback (most recent call last):\n  \
+                 File \"t.py\", line 9, in {name}\nAssertionError: 1 != 2\n\n",
+                "=".repeat(70),
+                "-".repeat(70)
+            ));
+        }
+        unittest.push_str(&format!(
+            "{}\nRan 4 tests in 0.001s\n\nFAILED (failures=3)\n",
+            "-".repeat(70)
+        ));
+        assert_eq!(detect(&unittest).0, ContentKind::Text);
+        // TAP: `# Subtest:` lines are comments among numbered results.
+        let tap = "TAP version 14\n# Subtest: test/a.test.js\n    ok 1 - parses\n    not ok 2 - rounds\n      ---\n      found: 1\n      wanted: 2\n      ...\n    1..2\nnot ok 1 - test/a.test.js\n# Subtest: test/b.test.js\n    ok 1 - b\n    1..1\nok 2 - test/b.test.js\n1..2\n";
+        assert_eq!(detect(tap).0, ContentKind::Text);
+        let setext = "Title\n=====\n\nSome text.\n\nUsage\n-----\n\nRun it.\n";
+        assert_eq!(detect(setext).0, ContentKind::Markdown);
     }
 
     #[test]
