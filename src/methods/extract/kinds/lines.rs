@@ -24,6 +24,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         Style::Text => record_key(text),
         Style::Code => None,
     };
+    let headed_fields = style == Style::Text && record_key.is_none() && are_headed_fields(text);
     let mut units: Vec<Unit> = Vec::with_capacity(doc::line_count(text));
     // Open scopes: (indentation, unit) of lines that later, deeper lines are nested under.
     let mut scopes: Vec<(usize, usize)> = Vec::new();
@@ -48,7 +49,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             since_error = None;
             continue;
         }
-        let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key));
+        let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
+            || (headed_fields && !line.starts_with(char::is_whitespace) && !is_field_line(line));
         if starts_record {
             scopes.clear();
             block += 1;
@@ -233,6 +235,50 @@ fn tokens(line: &str) -> impl Iterator<Item = &str> {
     });
     from_bytes.chain(unicode.into_iter().flatten())
 }
+
+/// Whether `line` is one field of a record: `Name: value` at the margin, the name a word or
+/// two (`Rss:`, `Private_Dirty:`, `Cpus_allowed_list:`, `Model name:`).
+pub(crate) fn is_field_line(line: &str) -> bool {
+    /// A field's name is short.
+    const MAX_NAME: usize = 32;
+    let Some((name, rest)) = line.split_once(':') else {
+        return false;
+    };
+    (1..=MAX_NAME).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_ ()-".contains(&b))
+        && name.bytes().filter(|&b| b == b' ').count() <= 1
+        && (rest.is_empty() || rest.starts_with([' ', '\t']))
+}
+
+/// Whether `text` is records of fields, each headed by a line of its own shape (`/proc/PID/
+/// smaps`: a mapping's address line, then `Size:`, `Rss:` … lines; a `lscpu -e`-less dump of
+/// many devices): most lines are fields, and at least three other lines at the margin head
+/// them, without blank lines between records.
+fn are_headed_fields(text: &str) -> bool {
+    /// Records needed for the shape.
+    const MIN_RECORDS: usize = 3;
+    let (mut fields, mut heads, mut lines) = (0usize, 0usize, 0usize);
+    for span in doc::lines(text).take(SAMPLE_LINES) {
+        let line = &text[span];
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines += 1;
+        if is_field_line(line) {
+            fields += 1;
+        } else if !line.starts_with(char::is_whitespace) {
+            heads += 1;
+        }
+    }
+    // Each head has a few fields under it: not a listing with a `key: value` line here and there.
+    heads >= MIN_RECORDS && fields * 10 >= lines * 7 && fields >= heads * 3
+}
+
+/// Lines of a text read to tell its shape.
+const SAMPLE_LINES: usize = 2000;
 
 /// The word that starts each record of a record-per-paragraph output (`commit` in `git log`,
 /// `Package:` in `dpkg -s`): the first word of the first line, when it starts at least three

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
-use super::super::kinds::lines::first_word;
+use super::super::kinds::lines::{first_word, is_field_line};
 use super::dumps::is_hex_dump;
 
 /// An output needs at least this many records of one kind for the rule to apply.
@@ -131,9 +131,30 @@ pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
             *counts.entry(word).or_default() += 1;
         }
     }
-    let Some((key, count)) = counts
+    let by_word = counts
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .filter(|&(_, count)| count >= MIN_RECORDS && count * 2 >= blocks.len());
+    if let Some((key, _)) = by_word {
+        return blocks
+            .into_iter()
+            .filter(|range| first_word(doc.text(range.start)) == Some(key))
+            .collect();
+    }
+    // Records headed each by a line of its own (a mapping's address range in `smaps`) are of
+    // one kind by their first field line (`Size: # kB`), which every one of them starts with.
+    let first_field = |range: &Range<usize>| {
+        (range.len() > 1 && is_field_line(doc.text(range.start + 1)))
+            .then(|| doc.units[range.start + 1].template)
+            .flatten()
+    };
+    let mut layouts: HashMap<Template, usize> = HashMap::new();
+    for template in blocks.iter().filter_map(first_field) {
+        *layouts.entry(template).or_default() += 1;
+    }
+    let Some((layout, count)) = layouts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
     else {
         return Vec::new();
     };
@@ -142,7 +163,7 @@ pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
     }
     blocks
         .into_iter()
-        .filter(|range| first_word(doc.text(range.start)) == Some(key))
+        .filter(|range| first_field(range) == Some(layout))
         .collect()
 }
 
@@ -186,6 +207,36 @@ mod tests {
             not_after(2) > not_after(0) + 1.0 && not_after(2) > not_after(1) + 1.0,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn records_headed_by_a_line_of_their_own_are_told_apart_by_it() {
+        // The shape of `/proc/PID/smaps`: an address line per mapping, then the same fields.
+        let mut text = String::new();
+        for (range, path, rss) in [
+            (
+                "555d0000-555d1000 r--p 00000000 fe:00 18504",
+                "/usr/bin/python3.11",
+                4,
+            ),
+            ("555e0000-555e2000 rw-p 00000000 00:00 0", "[heap]", 1980),
+            (
+                "7f150000-7f151000 r-xp 000c5000 fe:00 326305",
+                "/usr/lib/libcrypto.so.3",
+                1480,
+            ),
+            ("7ffc0000-7ffc2000 rw-p 00000000 00:00 0", "[stack]", 132),
+        ] {
+            text.push_str(&format!(
+                "{range}                          {path}\nSize:                  8 kB\n\
+                 Rss:                {rss:>4} kB\nPrivate_Dirty:         0 kB\n\
+                 VmFlags: rd wr mr mw me ac\n"
+            ));
+        }
+        let s = scored(&text, "what is the Rss of [heap]?");
+        // Line 2 of each record of 5 lines is its `Rss`.
+        let rss = |r: usize| s[r * 5 + 2];
+        assert!(rss(1) > rss(0) + 1.0 && rss(1) > rss(3) + 1.0, "{s:?}");
     }
 
     #[test]
