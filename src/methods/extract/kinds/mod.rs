@@ -15,6 +15,7 @@ pub(crate) mod csv;
 pub(crate) mod diff;
 pub(crate) mod html;
 pub(crate) mod json;
+pub(crate) mod line_records;
 pub(crate) mod lines;
 pub(crate) mod log;
 pub(crate) mod markdown;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
-use super::super::kinds::lines::{first_word, is_field_line};
+use super::super::kinds::line_records::{first_word, is_field_line};
 use super::dumps::is_hex_dump;
 
 /// An output needs at least this many records of one kind for the rule to apply.
