@@ -141,20 +141,21 @@ pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
             .filter(|range| first_word(doc.text(range.start)) == Some(key))
             .collect();
     }
-    // Records headed each by a line of its own (a mapping's address range in `smaps`) are of
-    // one kind by their first field line (`Size: # kB`), which every one of them starts with.
+    // Records headed each by a line of its own (a mapping's address range in `smaps`, a
+    // cop's name in a YAML file of them) are of one kind by the name of their first field
+    // (`Size:`, `Description:`), which every one of them starts with.
     let first_field = |range: &Range<usize>| {
-        (range.len() > 1 && is_field_line(doc.text(range.start + 1)))
-            .then(|| doc.units[range.start + 1].template)
-            .flatten()
+        let line = doc.text(range.start + 1).trim_start();
+        is_field_line(line).then(|| line.split_once(':').map_or(line, |(name, _)| name))
     };
-    let mut layouts: HashMap<Template, usize> = HashMap::new();
-    for template in blocks.iter().filter_map(first_field) {
-        *layouts.entry(template).or_default() += 1;
+    let blocks: Vec<Range<usize>> = blocks.into_iter().filter(|r| r.len() > 1).collect();
+    let mut layouts: HashMap<&str, usize> = HashMap::new();
+    for name in blocks.iter().filter_map(first_field) {
+        *layouts.entry(name).or_default() += 1;
     }
     let Some((layout, count)) = layouts
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
     else {
         return Vec::new();
     };
@@ -237,6 +238,28 @@ mod tests {
         // Line 2 of each record of 5 lines is its `Rss`.
         let rss = |r: usize| s[r * 5 + 2];
         assert!(rss(1) > rss(0) + 1.0 && rss(1) > rss(3) + 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn indented_records_of_one_first_field_are_told_apart_by_their_heads() {
+        // The shape of a linter's YAML defaults: a block per rule, its fields indented.
+        let mut text = String::new();
+        for (name, max) in [
+            ("Metrics/AbcSize", 17),
+            ("Metrics/BlockLength", 25),
+            ("Metrics/MethodLength", 10),
+            ("Metrics/ModuleLength", 100),
+        ] {
+            text.push_str(&format!(
+                "{name}:\n  Description: 'A rule about size.'\n  Enabled: true\n  Max: {max}\n\n"
+            ));
+        }
+        let s = scored(&text, "what is the default Max of Metrics/MethodLength?");
+        // Line 3 of each record of 4 lines is its `Max`: the named record's gains the weight
+        // of a named record, over what its header's match lends it as context.
+        let max = |r: usize| s[r * 4 + 3];
+        let lead = super::RECORD_WEIGHT * 1.5;
+        assert!(max(2) > max(0) + lead && max(2) > max(3) + lead, "{s:?}");
     }
 
     #[test]
