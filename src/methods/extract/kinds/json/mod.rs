@@ -535,7 +535,17 @@ impl<'q> Builder<'q> {
             }
             _ => format!("{path}{label}"),
         };
-        let text = labelled(&label, &body);
+        let mut text = labelled(&label, &body);
+        if named > 0 && self.spacing.is_pretty() {
+            // A record the query names by a value is what an answer quotes from: each of its
+            // members keeps the space after its colon (`"name": "autocfg"`), as the
+            // pretty-printed original has it, not just the asked ones.
+            text = self
+                .spacing
+                .colons_only()
+                .apply(&text, &|_| true)
+                .into_owned();
+        }
         let prior = if level == Level::Error {
             ERROR_PRIOR
         } else {

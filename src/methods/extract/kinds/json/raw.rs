@@ -328,7 +328,7 @@ mod tests {
         );
         let from_text = super::super::build_document(&text, query.as_ref(), 1400);
         let parsed: Value = serde_json::from_str(&text).unwrap();
-        let from_tree = super::super::build_value(&parsed, query.as_ref(), 1400);
+        let from_tree = super::super::build_parsed(&text, &parsed, query.as_ref(), 1400);
         assert_eq!(from_text.source, from_tree.source);
         assert_eq!(
             format!("{:?}", from_text.units),

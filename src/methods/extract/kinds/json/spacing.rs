@@ -66,6 +66,15 @@ impl Spacing {
         }
     }
 
+    /// The colons alone of this spacing: a member's space after its colon, nothing else.
+    pub(crate) fn colons_only(&self) -> Spacing {
+        Spacing {
+            colon: self.colon,
+            comma: false,
+            pretty: false,
+        }
+    }
+
     /// Whether the text is pretty-printed (see [`Spacing::pretty`]'s field).
     pub(crate) fn is_pretty(&self) -> bool {
         self.pretty

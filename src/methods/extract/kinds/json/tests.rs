@@ -479,3 +479,32 @@ fn an_event_s_output_line_says_how_it_went() {
     let issue = serde_json::json!({"title": "Fix error handling in the parser", "state": "open"});
     assert_eq!(record_level(&issue), Level::None);
 }
+
+#[test]
+fn a_record_named_by_a_value_keeps_the_colon_spaces_of_a_pretty_original() {
+    let components: Vec<Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("crate{i}"),
+                "version": format!("1.{i}.0"),
+                "scope": if i == 7 { "excluded" } else { "required" },
+                "description": "A crate of the build, described at some length here. ".repeat(3),
+            })
+        })
+        .collect();
+    let text =
+        serde_json::to_string_pretty(&serde_json::json!({ "components": components })).unwrap();
+    let q = query_of("Which components have scope \"excluded\"?");
+    let doc = build_document(&text, Some(&q), 1400);
+    let named = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("crate7"))
+        .expect("the record the query names");
+    assert!(named.contains(r#""name": "crate7""#), "{named}");
+    // The others keep their compact rendering.
+    let other = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("crate3"))
+        .expect("another record");
+    assert!(!other.contains(r#""name": "crate3""#), "{other}");
+}
