@@ -27,7 +27,10 @@ use spacing::Spacing;
 use named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use render::{approx_len, for_each_scalar, named_values, render_within};
 use render::{compact, json_string, labelled, summary};
-use stats::{KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing};
+use stats::{
+    KeyStats, KeyStatsBuilder, field_value, is_record_array, record_level, record_template,
+    says_nothing,
+};
 
 /// Arrays and objects bigger than this (compact bytes) are split into units of their own;
 /// smaller ones are shown inline.
@@ -540,11 +543,7 @@ impl<'q> Builder<'q> {
             // A record the query names by a value is what an answer quotes from: each of its
             // members keeps the space after its colon (`"name": "autocfg"`), as the
             // pretty-printed original has it, not just the asked ones.
-            text = self
-                .spacing
-                .colons_only()
-                .apply(&text, &|_| true)
-                .into_owned();
+            text = self.spacing.with_every_colon_spaced(&text);
         }
         let prior = if level == Level::Error {
             ERROR_PRIOR
@@ -595,14 +594,6 @@ impl<'q> Builder<'q> {
             self.fields[index].push(unit, value);
         });
     }
-}
-
-/// At least two elements and most of them objects, given whether each element is one.
-fn is_record_array(is_object: impl Iterator<Item = bool>) -> bool {
-    let (n, objects) = is_object.fold((0, 0), |(n, objects), object| {
-        (n + 1, objects + usize::from(object))
-    });
-    n >= 2 && objects * 10 >= n * 8
 }
 
 #[cfg(test)]

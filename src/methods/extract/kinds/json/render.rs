@@ -176,15 +176,13 @@ pub(super) fn render(
                     Value::Object(_) | Value::Array(_) => {
                         render(out, x, share, depth + 1, ctx, &|_| false)
                     }
-                    Value::String(s) => render(
-                        out,
-                        x,
-                        text_cap(s, string_cap, ctx),
-                        depth + 1,
-                        ctx,
-                        &|_| false,
-                    ),
-                    _ => render(out, x, string_cap, depth + 1, ctx, &|_| false),
+                    _ => {
+                        let cap = match x {
+                            Value::String(s) => text_cap(s, string_cap, ctx),
+                            _ => string_cap,
+                        };
+                        render(out, x, cap, depth + 1, ctx, &|_| false)
+                    }
                 }
                 out.push(',');
                 any = true;
@@ -201,14 +199,19 @@ pub(super) fn render(
 }
 
 /// The cap of a string member of a record: a text of several lines that the query names
-/// exactly, by an identifier, path or number few siblings hold (a compiler message at the
-/// line asked about, a traceback, a test failure's report), is what the record says, and may take half the
-/// record's room wherever it sits; any other string is cut at `string_cap`.
+/// exactly, by an identifier, path or number few siblings hold (a compiler message at the line
+/// asked about, a traceback, a test failure's report), is what the record says, and may take
+/// half the record's room wherever it sits; any other string is cut at `string_cap`.
 fn text_cap(s: &str, string_cap: usize, ctx: &Ctx<'_>) -> usize {
     /// Line breaks that make a string a text rather than a value.
     const MIN_LINE_BREAKS: usize = 2;
     let Some(query) = ctx.query else {
         return string_cap;
+    };
+    let is_text = || {
+        memchr::memchr_iter(b'\n', s.as_bytes())
+            .nth(MIN_LINE_BREAKS - 1)
+            .is_some()
     };
     // An identifier, path, number or call (`src/error.rs`, `115`, `iter().any()`); a quoted
     // plain word (`'bug'`) is found inside other words of any prose.
@@ -216,10 +219,7 @@ fn text_cap(s: &str, string_cap: usize, ctx: &Ctx<'_>) -> usize {
         !ctx.common.get(i).copied().unwrap_or(false)
             && query.exact[i].bytes().any(|b| !b.is_ascii_alphabetic())
     };
-    let text = memchr::memchr_iter(b'\n', s.as_bytes())
-        .nth(MIN_LINE_BREAKS - 1)
-        .is_some();
-    if s.len() > string_cap && text && query.mentions_where(s, specific) {
+    if s.len() > string_cap && is_text() && query.mentions_where(s, specific) {
         ctx.text_room.max(string_cap)
     } else {
         string_cap

@@ -66,13 +66,15 @@ impl Spacing {
         }
     }
 
-    /// The colons alone of this spacing: a member's space after its colon, nothing else.
-    pub(crate) fn colons_only(&self) -> Spacing {
-        Spacing {
+    /// `text`, a compact rendering, with a space after the colon of every member (before any
+    /// value), as this spacing puts it, and no other separator changed.
+    pub(crate) fn with_every_colon_spaced(&self, text: &str) -> String {
+        let colons = Spacing {
             colon: self.colon,
             comma: false,
             pretty: false,
-        }
+        };
+        colons.apply(text, &|_| true).into_owned()
     }
 
     /// Whether the text is pretty-printed (see [`Spacing::pretty`]'s field).

@@ -48,6 +48,14 @@ pub(super) fn is_failure_word(s: &str) -> bool {
     )
 }
 
+/// At least two elements and most of them objects, given whether each element is one.
+pub(super) fn is_record_array(is_object: impl Iterator<Item = bool>) -> bool {
+    let (n, objects) = is_object.fold((0, 0), |(n, objects), object| {
+        (n + 1, objects + usize::from(object))
+    });
+    n >= 2 && objects * 10 >= n * 8
+}
+
 pub(super) fn record_level(item: &Value) -> Level {
     let mut level = Level::None;
     for_each_scalar(item, "", 0, &mut |_, value| {
