@@ -5,21 +5,20 @@
 
 use crate::methods::extract::doc;
 
-/// Whether `line` is one field of a record: `Name: value` at the margin, the name a word or
-/// two (`Rss:`, `Private_Dirty:`, `Cpus_allowed_list:`, `Model name:`).
-pub(crate) fn is_field_line(line: &str) -> bool {
+/// The name of `line` when it is one field of a record: `Name: value` at the margin, the name
+/// a word or two (`Rss:`, `Private_Dirty:`, `Cpus_allowed_list:`, `Model name:`).
+pub(crate) fn field_name(line: &str) -> Option<&str> {
     /// A field's name is short.
     const MAX_NAME: usize = 32;
-    let Some((name, rest)) = line.split_once(':') else {
-        return false;
-    };
-    (1..=MAX_NAME).contains(&name.len())
+    let (name, rest) = line.split_once(':')?;
+    let field = (1..=MAX_NAME).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_ ()-".contains(&b))
         && name.bytes().filter(|&b| b == b' ').count() <= 1
-        && (rest.is_empty() || rest.starts_with([' ', '\t']))
+        && (rest.is_empty() || rest.starts_with([' ', '\t']));
+    field.then_some(name)
 }
 
 /// Whether `text` is records of fields, each headed by a line of its own shape (`/proc/PID/
@@ -36,7 +35,7 @@ pub(crate) fn are_headed_fields(text: &str) -> bool {
             continue;
         }
         lines += 1;
-        if is_field_line(line) {
+        if field_name(line).is_some() {
             fields += 1;
         } else if !line.starts_with(char::is_whitespace) {
             heads += 1;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Level, Template, Unit};
 use crate::methods::extract::kinds::line_records::{
-    are_headed_fields, first_word, is_field_line, record_key,
+    are_headed_fields, field_name, first_word, record_key,
 };
 
 /// How lines are read.
@@ -53,7 +53,9 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             continue;
         }
         let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
-            || (headed_fields && !line.starts_with(char::is_whitespace) && !is_field_line(line));
+            || (headed_fields
+                && !line.starts_with(char::is_whitespace)
+                && field_name(line).is_none());
         if starts_record {
             scopes.clear();
             block += 1;

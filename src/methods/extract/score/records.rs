@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::super::doc::{Doc, Template};
-use super::super::kinds::line_records::{first_word, is_field_line};
+use super::super::kinds::line_records::{field_name, first_word};
 use super::dumps::is_hex_dump;
 
 /// An output needs at least this many records of one kind for the rule to apply.
@@ -122,50 +122,41 @@ pub(super) fn records(doc: &Doc<'_>) -> Vec<Range<usize>> {
             _ => blocks.push(u..u + 1),
         }
     }
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for range in &blocks {
-        // A record starts with a name (`commit`, `pub:`), not a comment mark (`#`).
-        if let Some(word) =
-            first_word(doc.text(range.start)).filter(|w| w.starts_with(|c: char| c.is_alphabetic()))
-        {
-            *counts.entry(word).or_default() += 1;
-        }
-    }
-    let by_word = counts
-        .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-        .filter(|&(_, count)| count >= MIN_RECORDS && count * 2 >= blocks.len());
-    if let Some((key, _)) = by_word {
-        return blocks
-            .into_iter()
-            .filter(|range| first_word(doc.text(range.start)) == Some(key))
-            .collect();
+    // A record starts with a name (`commit`, `pub:`), not a comment mark (`#`).
+    let name = |range: &Range<usize>| {
+        first_word(doc.text(range.start)).filter(|w| w.starts_with(|c: char| c.is_alphabetic()))
+    };
+    if let Some(records) = of_one_kind(&blocks, name) {
+        return records;
     }
     // Records headed each by a line of its own (a mapping's address range in `smaps`, a
     // cop's name in a YAML file of them) are of one kind by the name of their first field
     // (`Size:`, `Description:`), which every one of them starts with.
-    let first_field = |range: &Range<usize>| {
-        let line = doc.text(range.start + 1).trim_start();
-        is_field_line(line).then(|| line.split_once(':').map_or(line, |(name, _)| name))
-    };
+    let first_field = |range: &Range<usize>| field_name(doc.text(range.start + 1).trim_start());
     let blocks: Vec<Range<usize>> = blocks.into_iter().filter(|r| r.len() > 1).collect();
-    let mut layouts: HashMap<&str, usize> = HashMap::new();
-    for name in blocks.iter().filter_map(first_field) {
-        *layouts.entry(name).or_default() += 1;
+    of_one_kind(&blocks, first_field).unwrap_or_default()
+}
+
+/// The `blocks` whose key (by `key_of`) is the one most of them share, when at least
+/// [`MIN_RECORDS`] and half of them share it.
+fn of_one_kind<'t>(
+    blocks: &[Range<usize>],
+    key_of: impl Fn(&Range<usize>) -> Option<&'t str>,
+) -> Option<Vec<Range<usize>>> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for key in blocks.iter().filter_map(&key_of) {
+        *counts.entry(key).or_default() += 1;
     }
-    let Some((layout, count)) = layouts
+    let (key, count) = counts
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-    else {
-        return Vec::new();
-    };
-    if count < MIN_RECORDS || count * 2 < blocks.len() {
-        return Vec::new();
-    }
-    blocks
-        .into_iter()
-        .filter(|range| first_field(range) == Some(layout))
-        .collect()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    (count >= MIN_RECORDS && count * 2 >= blocks.len()).then(|| {
+        blocks
+            .iter()
+            .filter(|range| key_of(range) == Some(key))
+            .cloned()
+            .collect()
+    })
 }
 
 #[cfg(test)]
