@@ -19,6 +19,9 @@ pub(crate) struct Query {
     /// "European"), each with the index of its word: a name and its adjective share a root the
     /// stemmer does not find. One map, so a text word costs one lookup.
     index: HashMap<String, usize, WordHash>,
+    /// The words the query uses as words, outside its identifiers: "class" of "the class name",
+    /// not of `make_class`. A definition named by words must be named by these.
+    prose: std::collections::HashSet<String, WordHash>,
     /// Which end of a numeric column the query asks about ("the longest pause", "the
     /// smallest file"); both when it names neither or both.
     pub(crate) ends: Ends,
@@ -147,6 +150,12 @@ impl Query {
         words > 0 && all
     }
 
+    /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only
+    /// inside one of its identifiers.
+    pub(crate) fn uses_as_word(&self, word: &str) -> bool {
+        self.words.contains_key(word) && self.prose.contains(word)
+    }
+
     fn add_prefixes(&mut self) {
         self.index = self.words.clone();
         for (word, &i) in &self.words {
@@ -168,6 +177,15 @@ impl Query {
             .filter(|token| !is_decimal_number(token))
             .collect();
         self.add_words(&words.join(" "));
+        let mut buf = String::new();
+        for token in &words {
+            let token = token.trim_matches(|c: char| !c.is_alphanumeric() && !"_/@~$-".contains(c));
+            if !is_identifier_like(token) {
+                for_each_word(token, &mut buf, |w| {
+                    self.prose.insert(w.to_owned());
+                });
+            }
+        }
         for quoted in quoted_strings(text) {
             self.add_exact(quoted);
         }

@@ -12,6 +12,44 @@ use super::lines::{self, Style, is_definition};
 
 /// Added to every line of a definition the query names, its doc comment included.
 const NAMED_BODY_PRIOR: f32 = 4.0;
+/// Added instead to every line of a definition the query gives by its exact name: in code the
+/// query's plain words (`class`, `return`, `attrs`) match lines everywhere, and the body
+/// asked for must outrank them.
+const EXACT_BODY_PRIOR: f32 = 8.0;
+/// The share of [`NAMED_BODY_PRIOR`] a definition named only by words gets when another is
+/// named by its exact name.
+const GUESSED_SHARE: f32 = 0.5;
+/// Taken back from the comment and docstring lines of a named definition: its code (the
+/// `return`, `raise` and assignments an answer quotes) comes before its prose.
+const NAMED_PROSE_DISCOUNT: f32 = 1.5;
+/// Taken from the lines that only use a name the query gives, where the file defines it: a
+/// constant asked about is answered by its definition, not by its every use.
+const USE_DISCOUNT: f32 = 3.0;
+/// Words that may stand before a name being defined (`pub const NAME`, `#define NAME`).
+const DEFINING_WORDS: &[&str] = &[
+    "pub",
+    "pub(crate)",
+    "const",
+    "static",
+    "let",
+    "var",
+    "mut",
+    "final",
+    "export",
+    "readonly",
+    "private",
+    "public",
+    "protected",
+    "#define",
+    "our",
+    "my",
+    "local",
+    "declare",
+    "val",
+];
+/// A signature spread over more lines than this is not one: a bracket left open by a string
+/// or a macro would otherwise swallow the file.
+const MAX_SIGNATURE_LINES: usize = 40;
 /// Comments say less than the code they sit beside.
 const COMMENT_PRIOR: f32 = -0.5;
 /// The comment block that opens a file (a licence, a module banner) is read last.
@@ -24,7 +62,8 @@ const MIN_NAME_WORDS: usize = 2;
 pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let mut doc = lines::build(text, Style::Code);
     let n = doc.units.len();
-    let comment: Vec<bool> = (0..n).map(|u| is_comment(doc.text(u).trim())).collect();
+    let mut comment: Vec<bool> = (0..n).map(|u| is_comment(doc.text(u).trim())).collect();
+    mark_docstrings(&doc, &mut comment);
     let header_end = comment.iter().position(|c| !c).unwrap_or(n);
     for (u, &is_comment) in comment.iter().enumerate() {
         if u < header_end {
@@ -36,50 +75,131 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let Some(query) = query else {
         return doc;
     };
-    let mut next_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    lower_uses_of_defined_names(&mut doc, query);
+    // The definitions the query names, outermost first; a definition nested in a named one
+    // is already in.
+    let mut named = Vec::new();
     let mut u = 0;
     while u < n {
         let line = doc.text(u).trim();
-        if !(is_definition(line) && names_match(line, query)) {
+        let Some(naming) = is_definition(line)
+            .then(|| names_match(line, query))
+            .flatten()
+        else {
             u += 1;
             continue;
-        }
-        let start = doc_comment_start(&doc, &comment, u).max(header_end);
+        };
         let end = body_end(&doc, u);
-        for unit in &mut doc.units[start..end] {
-            unit.prior += NAMED_BODY_PRIOR;
+        named.push((u, end, naming));
+        u = end.max(u + 1);
+    }
+    // A definition the query gives by name is what it asks about; one whose name merely
+    // spells words of the question ("build the class": `build_class`) is a guess beside it.
+    let any_exact = named.iter().any(|&(_, _, naming)| naming == Naming::Exact);
+    let mut next_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    for (def, end, naming) in named {
+        let prior = match naming {
+            Naming::Exact => EXACT_BODY_PRIOR,
+            Naming::Words if any_exact => NAMED_BODY_PRIOR * GUESSED_SHARE,
+            Naming::Words => NAMED_BODY_PRIOR,
+        };
+        let start = doc_comment_start(&doc, &comment, def).max(header_end);
+        for (unit, &is_prose) in doc.units[start..end].iter_mut().zip(&comment[start..end]) {
+            unit.prior += prior;
+            if is_prose {
+                unit.prior -= NAMED_PROSE_DISCOUNT;
+            }
             // One block per named definition, so that a match inside it pulls the rest along.
             unit.block = Some(next_block);
         }
         next_block += 1;
-        // A definition nested in a named one is already in.
-        u = end.max(u + 1);
     }
     braces::weigh_named_blocks(&mut doc, &comment, query, NAMED_BODY_PRIOR);
     doc
 }
 
-/// Whether the definition on `line` is one the query names: its name is one of the query's
-/// exact terms, or is made of several words that are all query words.
-fn names_match(line: &str, query: &Query) -> bool {
-    let Some(name) = definition_name(line) else {
-        return false;
-    };
+/// How a query names a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    /// By one of its exact terms: `make_class`, `Foo::bar`.
+    Exact,
+    /// By words that spell the name: "parse the chunk size" for `parse_chunk_size`.
+    Words,
+}
+
+/// How the definition on `line` is one the query names, if it is: its name is one of the query's
+/// exact terms, or is made of several words that are all words of the query's prose (a word
+/// met only inside an identifier it names, `class` of `make_class`, names nothing else).
+fn names_match(line: &str, query: &Query) -> Option<Naming> {
+    let name = definition_name(line)?;
     let lower = name.to_ascii_lowercase();
     if query.exact.iter().any(|e| {
         // `Foo::bar` or `obj.bar` in a query names `bar`.
         e == &lower || e.rsplit([':', '.']).next() == Some(lower.as_str())
     }) {
-        return true;
+        return Some(Naming::Exact);
     }
     let mut buf = String::new();
     let mut words = 0;
     let mut all_in_query = true;
     for_each_word(name, &mut buf, |w| {
         words += 1;
-        all_in_query &= query.words.contains_key(w);
+        all_in_query &= query.uses_as_word(w);
     });
-    words >= MIN_NAME_WORDS && all_in_query
+    (words >= MIN_NAME_WORDS && all_in_query).then_some(Naming::Words)
+}
+
+/// Lowers the lines that use a name the query gives (`_HASH_CACHE_FIELD`) wherever the file
+/// also defines it (`_HASH_CACHE_FIELD = "…"`): the definition then keeps the name's match to
+/// itself among the lines of plain code, and the uses leave the room to what else is asked.
+fn lower_uses_of_defined_names(doc: &mut Doc<'_>, query: &Query) {
+    let n = doc.units.len();
+    for term in &query.exact {
+        if !term.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let mut defined = false;
+        let mut uses = Vec::new();
+        for u in 0..n {
+            let line = doc.text(u).trim().to_ascii_lowercase();
+            if !line.contains(term.as_str()) {
+                continue;
+            }
+            if defines(&line, term) {
+                defined = true;
+            } else {
+                uses.push(u);
+            }
+        }
+        if defined {
+            for u in uses {
+                doc.units[u].prior -= USE_DISCOUNT;
+            }
+        }
+    }
+}
+
+/// Whether the lowercased, trimmed `line` defines `name`: an assignment or declaration of it
+/// (`name = …`, `name: int = …`, `const name …`, `#define name …`), or a definition keyword's
+/// name (`def name(`).
+fn defines(line: &str, name: &str) -> bool {
+    if definition_name(line).is_some_and(|defined| defined.eq_ignore_ascii_case(name)) {
+        return true;
+    }
+    let mut rest = line;
+    while let Some((word, after)) = rest.split_once(' ') {
+        if !DEFINING_WORDS.contains(&word) {
+            break;
+        }
+        rest = after.trim_start();
+    }
+    let Some(after) = rest.strip_prefix(name) else {
+        return false;
+    };
+    let after = after.trim_start();
+    (after.starts_with('=') && !after.starts_with("=="))
+        || after.starts_with(':')
+        || (line.starts_with("#define") && rest.len() > name.len())
 }
 
 /// The name a definition line defines: the first identifier after its keyword.
@@ -142,11 +262,12 @@ fn doc_comment_start(doc: &Doc<'_>, comment: &[bool], def: usize) -> usize {
     start
 }
 
-/// One past the last unit of the definition starting at `def`: the lines indented deeper than
-/// it, and the line that closes it at its own indentation.
+/// One past the last unit of the definition starting at `def`: its signature (however many
+/// lines its parameter list takes), the lines indented deeper than it, and the line that
+/// closes it at its own indentation.
 fn body_end(doc: &Doc<'_>, def: usize) -> usize {
     let indent = doc::indent_of(doc.text(def));
-    let mut end = def + 1;
+    let mut end = signature_end(doc, def);
     while end < doc.units.len() {
         let line = doc.text(end);
         let depth = doc::indent_of(line);
@@ -160,6 +281,90 @@ fn body_end(doc: &Doc<'_>, def: usize) -> usize {
         break;
     }
     end
+}
+
+/// One past the last line of the signature starting at `def`: where the brackets it opens
+/// (`def make_class(` … `):`) are closed again. A formatter puts that closing line at the
+/// definition's own indentation, where it would otherwise end the definition.
+fn signature_end(doc: &Doc<'_>, def: usize) -> usize {
+    let mut open = bracket_balance(doc.text(def));
+    let mut end = def + 1;
+    while open > 0 && end < doc.units.len() && end - def <= MAX_SIGNATURE_LINES {
+        open += bracket_balance(doc.text(end));
+        end += 1;
+    }
+    if open > 0 { def + 1 } else { end }
+}
+
+/// Round and square brackets opened minus closed on `line`, outside quoted strings, char
+/// literals and a trailing `#` comment. A `'` before a word is a lifetime (`&'a str`), not a
+/// quote.
+fn bracket_balance(line: &str) -> i32 {
+    let chars: Vec<char> = line.chars().collect();
+    let mut balance = 0;
+    let mut quote = None;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match quote {
+            Some(_) if c == '\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' => quote = Some('"'),
+                '\'' if chars.get(i + 2) == Some(&'\'') => i += 2,
+                '\'' if chars.get(i + 1) == Some(&'\\') => {
+                    quote = Some('\'');
+                }
+                '\'' if chars
+                    .get(i + 1)
+                    .is_some_and(|n| n.is_alphabetic() || *n == '_') => {}
+                '\'' => quote = Some('\''),
+                '#' => break,
+                '(' | '[' => balance += 1,
+                ')' | ']' => balance -= 1,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    balance
+}
+
+/// Marks the lines of Python docstrings (a triple-quoted string standing alone as a
+/// statement) as comments: they document the code as comments do. A triple-quoted string
+/// that is assigned or passed (`x = """`) is code, and is stepped over whole so that its
+/// closing line is not taken for a docstring's opening.
+fn mark_docstrings(doc: &Doc<'_>, comment: &mut [bool]) {
+    const DELIMITERS: [&str; 2] = ["\"\"\"", "'''"];
+    let mut u = 0;
+    while u < comment.len() {
+        let line = doc.text(u).trim();
+        let opening = line.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
+        let standalone = DELIMITERS.into_iter().find(|d| opening.starts_with(d));
+        let Some(delimiter) = standalone.or_else(|| {
+            DELIMITERS
+                .into_iter()
+                .find(|d| line.matches(d).count() % 2 == 1)
+        }) else {
+            u += 1;
+            continue;
+        };
+        let closes_here = line.matches(delimiter).count() % 2 == 0;
+        let mut end = u + 1;
+        if !closes_here {
+            while end < comment.len() && !doc.text(end).contains(delimiter) {
+                end += 1;
+            }
+            end = (end + 1).min(comment.len());
+        }
+        if standalone.is_some() {
+            for c in &mut comment[u..end] {
+                *c = true;
+            }
+        }
+        u = end;
+    }
 }
 
 /// A line that is only a comment.
@@ -252,5 +457,61 @@ pub fn other() {\n    let x = 1;\n}\n";
         let doc = build(text, Some(&query("how does render_speed work?")));
         assert!(prior_of(&doc, "return 1") >= NAMED_BODY_PRIOR);
         assert!(prior_of(&doc, "pass") < NAMED_BODY_PRIOR);
+    }
+
+    /// A definition formatted with one parameter a line, as black and rustfmt write them.
+    const PYTHON: &str = "_CACHE_FIELD = \"_cached\"\n\
+\n\
+def make_thing(\n    name, attrs, bases=(object,)\n):\n    r\"\"\"\n    Make a thing called *name* with *attrs*.\n\n    The class name is checked.\n    \"\"\"\n    name = normalize(name)\n    if not isinstance(attrs, dict):\n        raise TypeError(\"attrs must be a dict\")\n    return build(name)\n\
+\n\
+def build_class(self):\n    slots.append(_CACHE_FIELD)\n    return cls\n";
+
+    #[test]
+    fn a_signature_over_several_lines_does_not_end_the_body() {
+        let doc = build(PYTHON, Some(&query("what does make_thing return?")));
+        assert!(prior_of(&doc, "return build(name)") >= EXACT_BODY_PRIOR);
+        assert!(prior_of(&doc, "raise TypeError(\"attrs must be a dict\")") >= EXACT_BODY_PRIOR);
+    }
+
+    #[test]
+    fn a_named_body_puts_its_code_before_its_docstring() {
+        let doc = build(
+            PYTHON,
+            Some(&query("what does make_thing do with the name?")),
+        );
+        let code = prior_of(&doc, "name = normalize(name)");
+        let docstring = prior_of(&doc, "The class name is checked.");
+        assert!(docstring >= COMMENT_PRIOR, "{docstring}");
+        assert!(code > docstring + 1.0, "{code} {docstring}");
+    }
+
+    #[test]
+    fn words_of_an_exact_name_name_no_other_definition() {
+        // `class` and `build` are the question's own words; `make_thing` is given exactly.
+        let doc = build(PYTHON, Some(&query("how does make_thing build the class?")));
+        assert!(prior_of(&doc, "return cls") < prior_of(&doc, "return build(name)"));
+        // Words met only inside an identifier name nothing: `make` and `thing`.
+        let text = "def make_thing():\n    return 1\n\ndef thing_make():\n    return 2\n";
+        let doc = build(text, Some(&query("what does make_thing return?")));
+        assert!(prior_of(&doc, "return 2") < NAMED_BODY_PRIOR);
+    }
+
+    #[test]
+    fn a_defined_name_keeps_its_match_in_its_definition() {
+        let doc = build(PYTHON, Some(&query("what is _CACHE_FIELD?")));
+        assert!(prior_of(&doc, "slots.append(_CACHE_FIELD)") <= -USE_DISCOUNT + 0.01);
+        assert!(prior_of(&doc, "_CACHE_FIELD = \"_cached\"") > -1.0);
+        assert!(defines("pub const max_len: usize = 4;", "max_len"));
+        assert!(defines("#define max_len 4", "max_len"));
+        assert!(!defines("if max_len == 4:", "max_len"));
+        assert!(!defines("call(max_len)", "max_len"));
+    }
+
+    #[test]
+    fn bracket_balance_skips_strings_and_lifetimes() {
+        assert_eq!(bracket_balance("def f("), 1);
+        assert_eq!(bracket_balance("    sep=\"(\", x=')',"), 0);
+        assert_eq!(bracket_balance("fn f<'a>(x: &'a str) {"), 0);
+        assert_eq!(bracket_balance("): # (closing"), -1);
     }
 }
