@@ -34,6 +34,7 @@
 
 mod adapt;
 mod added;
+mod backlog;
 mod backoff;
 mod binary;
 mod client;

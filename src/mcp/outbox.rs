@@ -8,6 +8,9 @@
 //! size are dropped. Other notifications (list changes, resource updates, custom ones) are
 //! rare and carry state, so they get twice the room before they are dropped too. Drops are
 //! counted and reported in one log line when the queue has drained.
+//!
+//! The queue numbers what it queues and tells the session's [`Backlog`] what it queued and
+//! sent, so a relayed answer can wait for the notifications queued before it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -16,6 +19,8 @@ use rmcp::model::{ProgressToken, ServerNotification};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::Notify;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::backlog::Backlog;
 
 /// How many progress updates and log messages wait for the client at most.
 pub(crate) const NOTIFICATION_QUEUE: usize = 1000;
@@ -31,11 +36,12 @@ pub(crate) enum Pushed {
     Dropped,
 }
 
-/// One waiting notification; a progress update's latest version is kept beside the order.
+/// One waiting notification and its number in the queue's order; a progress update's latest
+/// version is kept beside the order.
 #[derive(Debug)]
 enum Entry {
-    Progress(ProgressToken),
-    Other(Box<ServerNotification>),
+    Progress(u64, ProgressToken),
+    Other(u64, Box<ServerNotification>),
 }
 
 /// The queue itself, without the task that empties it.
@@ -44,6 +50,8 @@ pub(crate) struct Queue {
     entries: VecDeque<Entry>,
     latest_progress: HashMap<ProgressToken, ServerNotification>,
     capacity: usize,
+    /// The number of the last entry queued; entries are numbered from 1 in queue order.
+    last_queued: u64,
     dropped: u64,
     coalesced: u64,
 }
@@ -55,6 +63,7 @@ impl Queue {
             entries: VecDeque::new(),
             latest_progress: HashMap::new(),
             capacity,
+            last_queued: 0,
             dropped: 0,
             coalesced: 0,
         }
@@ -78,7 +87,9 @@ impl Queue {
                     Pushed::Dropped
                 } else {
                     self.latest_progress.insert(token.clone(), notification);
-                    self.entries.push_back(Entry::Progress(token));
+                    self.last_queued += 1;
+                    self.entries
+                        .push_back(Entry::Progress(self.last_queued, token));
                     Pushed::Queued
                 }
             }
@@ -95,7 +106,9 @@ impl Queue {
                 Pushed::Dropped
             }
             other => {
-                self.entries.push_back(Entry::Other(Box::new(other)));
+                self.last_queued += 1;
+                self.entries
+                    .push_back(Entry::Other(self.last_queued, Box::new(other)));
                 Pushed::Queued
             }
         };
@@ -107,14 +120,15 @@ impl Queue {
         pushed
     }
 
-    /// The oldest waiting notification (a progress update in its latest version).
-    pub(crate) fn pop(&mut self) -> Option<ServerNotification> {
+    /// The oldest waiting notification (a progress update in its latest version) and its
+    /// number.
+    pub(crate) fn pop(&mut self) -> Option<(u64, ServerNotification)> {
         loop {
             match self.entries.pop_front()? {
-                Entry::Other(notification) => return Some(*notification),
-                Entry::Progress(token) => {
+                Entry::Other(number, notification) => return Some((number, *notification)),
+                Entry::Progress(number, token) => {
                     if let Some(latest) = self.latest_progress.remove(&token) {
-                        return Some(latest);
+                        return Some((number, latest));
                     }
                 }
             }
@@ -142,6 +156,8 @@ fn kind(notification: &ServerNotification) -> &'static str {
 struct Shared {
     queue: Mutex<Queue>,
     ready: Notify,
+    /// Told what is queued and sent, for answers that wait for it.
+    backlog: Backlog,
 }
 
 impl Shared {
@@ -159,11 +175,12 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    /// Starts the task that sends to `client`.
-    pub(crate) fn start(client: Peer<RoleServer>, capacity: usize) -> Self {
+    /// Starts the task that sends to `client`, reporting to `backlog` what it queues and sends.
+    pub(crate) fn start(client: Peer<RoleServer>, capacity: usize, backlog: Backlog) -> Self {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::new(capacity)),
             ready: Notify::new(),
+            backlog,
         });
         let stop = CancellationToken::new();
         tokio::spawn(send_all(shared.clone(), client, stop.clone()));
@@ -175,7 +192,11 @@ impl Outbox {
 
     /// Queues a notification for the client; never waits.
     pub(crate) fn push(&self, notification: ServerNotification) {
-        if self.shared.lock().push(notification) == Pushed::Queued {
+        let mut queue = self.shared.lock();
+        if queue.push(notification) == Pushed::Queued {
+            // Under the queue's lock, so the backlog learns the numbers in order.
+            self.shared.backlog.queued(queue.last_queued);
+            drop(queue);
             self.shared.ready.notify_one();
         }
     }
@@ -192,12 +213,15 @@ async fn send_all(shared: Arc<Shared>, client: Peer<RoleServer>, stop: Cancellat
             next
         };
         match next {
-            Some(notification) => {
+            Some((number, notification)) => {
                 if let Err(error) = client.send_notification(notification).await {
                     tracing::debug!(%error, "the client is gone: no more notifications for it");
+                    shared.backlog.outbox_stopped();
                     report(&mut shared.lock());
                     return;
                 }
+                // rmcp has handed it to the transport: an answer sent from now on follows it.
+                shared.backlog.sent(number);
             }
             None => tokio::select! {
                 () = shared.ready.notified() => {}
@@ -233,10 +257,15 @@ fn report(queue: &mut Queue) {
 #[allow(deprecated)]
 mod tests {
     use super::*;
+    use crate::mcp::downstream::DownstreamStdio;
+    use rmcp::model::{ClientConfig, JsonRpcMessage};
     use rmcp::model::{
         LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, NumberOrString,
         ProgressNotification, ProgressNotificationParam, ToolListChangedNotification,
     };
+    use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+    use rmcp::transport::Transport;
+    use rmcp::{ServerHandler, ServiceExt};
 
     fn progress(token: i64, value: f64) -> ServerNotification {
         ProgressNotification::new(ProgressNotificationParam::new(
@@ -271,7 +300,9 @@ mod tests {
         }
         assert_eq!(queue.len(), 100);
         assert_eq!(queue.latest_progress.len(), 1);
-        let sent: Vec<_> = std::iter::from_fn(|| queue.pop()).collect();
+        let sent: Vec<_> = std::iter::from_fn(|| queue.pop())
+            .map(|(_, notification)| notification)
+            .collect();
         assert_eq!(sent.len(), 100);
         // The one progress entry carries the last value pushed.
         let progress: Vec<f64> = sent.iter().filter_map(progress_value).collect();
@@ -302,15 +333,89 @@ mod tests {
         queue.push(log("between"));
         assert_eq!(queue.push(progress(1, 2.0)), Pushed::Coalesced);
         queue.push(progress(2, 5.0));
-        let first = queue.pop().expect("first");
-        assert_eq!(progress_value(&first), Some(2.0));
+        let (number, first) = queue.pop().expect("first");
+        // The merged update keeps the number of the entry it joined.
+        assert_eq!((number, progress_value(&first)), (1, Some(2.0)));
         assert!(matches!(
             queue.pop(),
-            Some(ServerNotification::LoggingMessageNotification(_))
+            Some((2, ServerNotification::LoggingMessageNotification(_)))
         ));
-        assert_eq!(queue.pop().as_ref().and_then(progress_value), Some(5.0));
+        let (number, last) = queue.pop().expect("last");
+        assert_eq!((number, progress_value(&last)), (3, Some(5.0)));
         assert!(queue.pop().is_none());
         // A token whose update was sent starts a new entry.
         assert_eq!(queue.push(progress(1, 3.0)), Pushed::Queued);
+        assert_eq!(queue.last_queued, 4);
+    }
+
+    /// The client's transport, with each notification written `NOTIFICATION_DELAY` late;
+    /// counts the notifications written.
+    struct SlowNotifications<T> {
+        transport: T,
+        written: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    const NOTIFICATION_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
+
+    impl<T: Transport<RoleServer>> Transport<RoleServer> for SlowNotifications<T> {
+        type Error = T::Error;
+
+        fn send(
+            &mut self,
+            item: TxJsonRpcMessage<RoleServer>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            let notification = matches!(item, JsonRpcMessage::Notification(_));
+            let written = self.written.clone();
+            let send = self.transport.send(item);
+            async move {
+                if notification {
+                    tokio::time::sleep(NOTIFICATION_DELAY).await;
+                }
+                let result = send.await;
+                if notification {
+                    written.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                result
+            }
+        }
+
+        fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> {
+            self.transport.receive()
+        }
+
+        fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+            self.transport.close()
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    struct Quiet;
+
+    impl ServerHandler for Quiet {}
+
+    #[tokio::test(start_paused = true)]
+    async fn the_backlog_settles_once_the_queued_notification_is_written() {
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let written = Arc::default();
+        let (read, write) = tokio::io::split(server_io);
+        let transport = SlowNotifications {
+            transport: DownstreamStdio::new(read, write, 1 << 20),
+            written: Arc::clone(&written),
+        };
+        let server = tokio::spawn(Quiet.serve(transport));
+        let client = ClientConfig::default()
+            .serve(client_io)
+            .await
+            .expect("handshake");
+        let server = server.await.expect("server task").expect("server");
+
+        let backlog = Backlog::default();
+        let outbox = Outbox::start(server.peer().clone(), 10, backlog.clone());
+        outbox.push(progress(1, 1.0));
+        let start = tokio::time::Instant::now();
+        backlog.settle().await;
+        assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(start.elapsed(), NOTIFICATION_DELAY);
+        let _ = client.cancel().await;
     }
 }

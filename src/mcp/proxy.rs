@@ -11,6 +11,7 @@ use rmcp::{RoleServer, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::backlog::Backlog;
 use super::downstream::DownstreamStdio;
 use super::error::ProxyError;
 use super::http;
@@ -115,14 +116,15 @@ pub async fn serve_http(
 }
 
 /// The client-facing transport over this process's stdin and stdout, reading messages within
-/// the line limit that `max_input_bytes` sets.
-fn stdio_transport(max_input_bytes: usize) -> impl Transport<RoleServer, Error = std::io::Error> {
+/// the line limit that `max_input_bytes` sets, and marking the client's notifications in
+/// `backlog`.
+fn stdio_transport(
+    max_input_bytes: usize,
+    backlog: Backlog,
+) -> impl Transport<RoleServer, Error = std::io::Error> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    AsRelayed(DownstreamStdio::new(
-        stdin,
-        stdout,
-        line_limit(max_input_bytes),
-    ))
+    let transport = DownstreamStdio::new(stdin, stdout, line_limit(max_input_bytes));
+    AsRelayed::following(transport, backlog)
 }
 
 async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Result<(), ProxyError> {
@@ -135,9 +137,10 @@ async fn serve_stdio(options: ProxyOptions, shutdown: CancellationToken) -> Resu
         .limits
         .max_input_bytes;
     let server = ProxyServer::new(shared);
+    let transport = stdio_transport(max_input_bytes, server.client_backlog());
     let running = match server
         .clone()
-        .serve_with_ct(stdio_transport(max_input_bytes), shutdown.child_token())
+        .serve_with_ct(transport, shutdown.child_token())
         .await
     {
         Ok(running) => running,

@@ -1,5 +1,6 @@
 //! Relaying one request to the other side of the proxy, in either direction: its `_meta`, its
-//! progress, its cancellation and its timeout travel with it.
+//! progress, its cancellation and its timeout travel with it, and its answer goes back after
+//! the notifications the other side sent before it.
 
 use std::future::Future;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use rmcp::service::{
 use rmcp::transport::Transport;
 use tokio_util::sync::CancellationToken;
 
+use super::backlog::Backlog;
 use super::progress::ProgressRoutes;
 use super::upstream::{error_chain, redact_urls};
 
@@ -65,15 +67,25 @@ impl From<ServiceError> for RelayError {
     }
 }
 
+/// What a session keeps for the requests it relays in one direction.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RelayPath {
+    /// The progress routes of the requests under way.
+    pub(crate) progress: ProgressRoutes,
+    /// The notifications from the side that answers, read and not yet passed on.
+    pub(crate) backlog: Backlog,
+}
+
 /// Sends `request` to `peer` with the original request's `_meta`, routes its progress back,
 /// cancels it when `cancelled` fires, and, after `timeout` without an answer or a progress
-/// update, cancels it on the peer's side.
+/// update, cancels it on the peer's side. The answer is returned once the notifications the
+/// peer sent before it are passed on (see [`Backlog`]), its progress route kept until then.
 pub(crate) async fn relay_request<R: ServiceRole>(
     peer: &Peer<R>,
     request: R::Req,
     meta: &RequestMetaObject,
     cancelled: &CancellationToken,
-    progress: &ProgressRoutes,
+    path: &RelayPath,
     timeout: Option<Duration>,
 ) -> Result<R::PeerResp, RelayError> {
     let original_token = meta.get_progress_token();
@@ -93,11 +105,15 @@ pub(crate) async fn relay_request<R: ServiceRole>(
     options.reset_timeout_on_progress = timeout.is_some();
     let handle = peer.send_request_with_option(request, options).await?;
     let _route =
-        original_token.map(|original| progress.route(handle.progress_token.clone(), original));
+        original_token.map(|original| path.progress.route(handle.progress_token.clone(), original));
     let id = handle.id.clone();
     let response = handle.await_response();
     tokio::select! {
-        response = response => Ok(response?),
+        response = response => {
+            // The peer's last progress update may still be in its handler or the outbox.
+            path.backlog.settle().await;
+            Ok(response?)
+        }
         () = cancelled.cancelled() => {
             let notification = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(id),
@@ -119,8 +135,33 @@ struct WithoutProgressToken;
 /// it sends a `_meta.progressToken`, which [`relay_request`] cannot refuse; this removes it
 /// from requests marked [`WithoutProgressToken`] (and the `_meta` it leaves empty), so the
 /// other side sees no `_meta` the original did not have.
+///
+/// Given a [`Backlog`], it also marks every notification it reads, so that answers read after
+/// it wait until it is passed on.
 #[derive(Debug)]
-pub(crate) struct AsRelayed<T>(pub(crate) T);
+pub(crate) struct AsRelayed<T> {
+    transport: T,
+    backlog: Option<Backlog>,
+}
+
+impl<T> AsRelayed<T> {
+    /// Wraps `transport`, following no notifications: over HTTP, each client message comes in
+    /// a request of its own, in no order that a backlog could keep.
+    pub(crate) fn new(transport: T) -> Self {
+        AsRelayed {
+            transport,
+            backlog: None,
+        }
+    }
+
+    /// Wraps `transport`, marking the notifications it reads in `backlog`.
+    pub(crate) fn following(transport: T, backlog: Backlog) -> Self {
+        AsRelayed {
+            transport,
+            backlog: Some(backlog),
+        }
+    }
+}
 
 impl<R: ServiceRole, T: Transport<R>> Transport<R> for AsRelayed<T> {
     type Error = T::Error;
@@ -143,14 +184,28 @@ impl<R: ServiceRole, T: Transport<R>> Transport<R> for AsRelayed<T> {
                 relayed.extensions_mut().remove::<RequestMetaObject>();
             }
         }
-        self.0.send(item)
+        self.transport.send(item)
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<R>>> + Send {
-        self.0.receive()
+        let AsRelayed { transport, backlog } = self;
+        async move {
+            let mut message = transport.receive().await?;
+            // Counted before rmcp reads the next message: an answer read later finds it counted.
+            if let (Some(backlog), JsonRpcMessage::Notification(notification)) =
+                (backlog.as_ref(), &mut message)
+            {
+                let reading = backlog.reading();
+                notification.notification.extensions_mut().insert(reading);
+            }
+            Some(message)
+        }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.0.close()
+        self.transport.close()
     }
 }
+
+#[cfg(test)]
+mod tests;

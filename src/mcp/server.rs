@@ -22,8 +22,8 @@ mod custom;
 #[cfg(test)]
 mod tests;
 
-use super::progress::ProgressRoutes;
-use super::relay::{RelayError, relay_request};
+use super::backlog::Backlog;
+use super::relay::{RelayError, RelayPath, relay_request};
 use super::setup::SetupChange;
 use super::supervisor::{Supervisor, UpstreamFailure};
 use super::upstream::UpstreamSpec;
@@ -51,8 +51,12 @@ pub(crate) struct Loaded {
 #[derive(Debug)]
 struct Session {
     upstream: Supervisor,
-    progress_up: ProgressRoutes,
-    progress_down: ProgressRoutes,
+    /// Requests relayed to the upstream: their progress routes, and the upstream's
+    /// notifications on their way to the client.
+    upward: RelayPath,
+    /// Requests the upstream makes of the client: their progress routes, and the client's
+    /// notifications on their way to the upstream.
+    downward: RelayPath,
     /// Output schemas as the upstream listed them, for validating condensed results.
     output_schemas: Mutex<HashMap<String, Arc<JsonObject>>>,
     /// Tools whose own input schema already has an argument named like the query argument.
@@ -74,8 +78,8 @@ impl Session {
     fn new(upstream: UpstreamSpec) -> Self {
         Session {
             upstream: Supervisor::new(upstream),
-            progress_up: ProgressRoutes::default(),
-            progress_down: ProgressRoutes::default(),
+            upward: RelayPath::default(),
+            downward: RelayPath::default(),
             output_schemas: Mutex::default(),
             own_query_argument: Mutex::default(),
             renamed: Mutex::default(),
@@ -148,6 +152,12 @@ impl ProxyServer {
         }
     }
 
+    /// The client's notifications on their way to the upstream, for a transport that reads
+    /// them in order (stdio) to mark.
+    pub(crate) fn client_backlog(&self) -> Backlog {
+        self.session.downward.backlog.clone()
+    }
+
     fn loaded(&self) -> Arc<Loaded> {
         self.shared.loaded.borrow().clone()
     }
@@ -183,7 +193,7 @@ impl ProxyServer {
             request,
             &context.meta,
             &context.ct,
-            &self.session.progress_up,
+            &self.session.upward,
             proxy.upstream_timeout,
         )
         .await;

@@ -25,8 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::ProxyError;
 use super::lines::line_limit;
 use super::outbox::{NOTIFICATION_QUEUE, Outbox};
-use super::progress::ProgressRoutes;
-use super::relay::{AsRelayed, RelayError, relay_request};
+use super::relay::{AsRelayed, RelayError, RelayPath, relay_request};
 use super::stdio::StdioTransport;
 use super::upstream_http::TasksHttpClient;
 
@@ -337,7 +336,8 @@ pub(crate) async fn connect(
             };
             let process = ChildProcess::watch(child, spec.label(), session.clone());
             let transport = StdioTransport::new(stdout, stdin, handler.max_message_bytes);
-            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
+            let transport = AsRelayed::following(transport, handler.upward.backlog.clone());
+            let handshake = handler.serve_with_ct(transport, session.clone());
             (bounded(handshake, handshake_timeout).await, Some(process))
         }
         UpstreamSpec::Url(url) => {
@@ -347,7 +347,8 @@ pub(crate) async fn connect(
                 StartError::Handshake(format!("could not set up the HTTP client: {error}"))
             })?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            let handshake = handler.serve_with_ct(AsRelayed(transport), session.clone());
+            let transport = AsRelayed::following(transport, handler.upward.backlog.clone());
+            let handshake = handler.serve_with_ct(transport, session.clone());
             (bounded(handshake, handshake_timeout).await, None)
         }
     };
@@ -431,10 +432,12 @@ pub(crate) struct UpstreamHandler {
     /// Notifications on their way to the client: bounded, so a flood never blocks the
     /// upstream's reader nor grows the proxy.
     outbox: Outbox,
-    /// Upstream-side progress token → the client's token, for requests sent up.
-    pub(crate) progress_up: ProgressRoutes,
-    /// Client-side progress token → the upstream's token, for requests relayed down.
-    pub(crate) progress_down: ProgressRoutes,
+    /// Requests sent up: upstream-side progress token → the client's token, and the
+    /// upstream's notifications on their way to the client.
+    upward: RelayPath,
+    /// Requests relayed down: client-side progress token → the upstream's token, and the
+    /// client's notifications on their way to the upstream.
+    downward: RelayPath,
     client: ClientConfig,
     /// The longest message read from the upstream, from `[limits] max_input_bytes`.
     max_message_bytes: usize,
@@ -445,15 +448,19 @@ impl UpstreamHandler {
     /// (`[limits] max_input_bytes`) from the upstream.
     pub(crate) fn new(
         downstream: Peer<RoleServer>,
-        progress_up: ProgressRoutes,
-        progress_down: ProgressRoutes,
+        upward: RelayPath,
+        downward: RelayPath,
         max_input_bytes: usize,
     ) -> Self {
         UpstreamHandler {
-            outbox: Outbox::start(downstream.clone(), NOTIFICATION_QUEUE),
+            outbox: Outbox::start(
+                downstream.clone(),
+                NOTIFICATION_QUEUE,
+                upward.backlog.clone(),
+            ),
             downstream,
-            progress_up,
-            progress_down,
+            upward,
+            downward,
             client: ClientConfig::default(),
             max_message_bytes: line_limit(max_input_bytes),
         }
@@ -487,7 +494,7 @@ impl Service<RoleClient> for UpstreamHandler {
             request,
             &context.meta,
             &context.ct,
-            &self.progress_down,
+            &self.downward,
             None,
         )
         .await
@@ -504,7 +511,10 @@ impl Service<RoleClient> for UpstreamHandler {
             ServerNotification::CancelledNotification(_) => return Ok(()),
             ServerNotification::ProgressNotification(mut progress) => {
                 // Progress for a request that is no longer running (or never was) is dropped.
-                let Some(original) = self.progress_up.original(&progress.params.progress_token)
+                let Some(original) = self
+                    .upward
+                    .progress
+                    .original(&progress.params.progress_token)
                 else {
                     return Ok(());
                 };

@@ -255,7 +255,7 @@ impl SessionManager for SessionLimit {
         };
         let (id, transport) = self.sessions.create_session().await?;
         place.open(id.clone());
-        Ok((id, AsRelayed(transport)))
+        Ok((id, AsRelayed::new(transport)))
     }
 
     async fn initialize_session(

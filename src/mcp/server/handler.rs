@@ -92,8 +92,8 @@ impl ServerHandler for ProxyServer {
         let loaded = self.loaded();
         let handler = UpstreamHandler::new(
             context.peer.clone(),
-            self.session.progress_up.clone(),
-            self.session.progress_down.clone(),
+            self.session.upward.clone(),
+            self.session.downward.clone(),
             loaded.engine.config().limits.max_input_bytes,
         );
         if let Err(failure) = self
@@ -356,7 +356,8 @@ impl ServerHandler for ProxyServer {
         // Progress the client reports on a request the upstream sent it (through the proxy).
         if let Some(original) = self
             .session
-            .progress_down
+            .downward
+            .progress
             .original(&notification.progress_token)
         {
             notification.progress_token = original;
