@@ -44,9 +44,6 @@ pub(super) const MAX_CATEGORY_BYTES: usize = 64;
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
 /// path, and below this the usual rendering's summary of the record reads better.
 const MIN_PROJECTION_BYTES: usize = 600;
-/// A record more than this many times its line's cap, that the query names, is walked as a
-/// subtree of units rather than cut to one line.
-const DESCENT_FACTOR: usize = 2;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Rows of a table are given their record in full (for the room left when the whole document
@@ -473,11 +470,12 @@ impl<'q> Builder<'q> {
         if self.project
             && let Some(q) = self.query
             && names_a_part(q, label, item)
-            && approx_len(item, DESCENT_FACTOR * cap) > DESCENT_FACTOR * cap
+            && approx_len(item, cap) > cap
         {
-            // A record many units big that the query names (by its key or a key inside it):
-            // a line per part, so the part that answers is kept whole with its path instead of
-            // being cut to fit one line.
+            // A record too big for its line that the query names (by its key or a key inside
+            // it): a line per part, so the part that answers is kept whole with its path
+            // instead of being cut to fit one line, where the members that fit first (not the
+            // asked ones) would keep their text.
             self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
             return;
         }

@@ -93,6 +93,49 @@ fn a_big_map_member_the_query_names_is_walked_part_by_part() {
 }
 
 #[test]
+fn a_named_member_just_over_its_line_is_walked_too() {
+    // A JSON Schema definition of five documented properties: over one line's cap, but not
+    // twice it. Cut to one line, the first members would keep their text, not the asked one.
+    let property = |what: &str| {
+        serde_json::json!({"type": "string", "description": format!(
+            "{what} for the check to wait between two runs of its test command (e.g., '1s', '1m30s'). Default: 30s, as the engine has it."
+        )})
+    };
+    let mut definitions = serde_json::Map::new();
+    for name in ["service", "network", "volume", "probe"] {
+        let mut properties = serde_json::Map::new();
+        for key in ["disable", "test", "retries", "timeout", "interval"] {
+            properties.insert(key.into(), property(&format!("{name} {key} time")));
+        }
+        definitions.insert(
+            name.into(),
+            serde_json::json!({"type": "object", "properties": properties}),
+        );
+    }
+    let value = serde_json::json!({"$defs": definitions});
+    let hints = crate::methods::extract::Hints::new()
+        .with_query("What is the default interval of the probe definition?");
+    let query = Query::from_hints(&hints).unwrap();
+    let max_unit_bytes = 1200;
+    let cap = max_unit_bytes * 2 / 3;
+    let probe = serde_json::to_string(&value["$defs"]["probe"]).unwrap();
+    assert!(
+        probe.len() > cap && probe.len() < 2 * cap,
+        "{}",
+        probe.len()
+    );
+    let doc = build_value(&value, Some(&query), max_unit_bytes);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("probe interval time for the check")
+                && t.contains("Default: 30s, as the engine has it.")),
+        "{texts:#?}"
+    );
+}
+
+#[test]
 fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
     // The shape of `cargo build --message-format=json`: many errors, then a note.
     let mut lines: Vec<Value> = (0..9)
