@@ -44,6 +44,9 @@ pub(super) const MAX_CATEGORY_BYTES: usize = 64;
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
 /// path, and below this the usual rendering's summary of the record reads better.
 const MIN_PROJECTION_BYTES: usize = 600;
+/// An object whose line of short members overflows a unit is shown a member a line when it has
+/// at least this many of them.
+const MIN_MEMBER_LINES: usize = 8;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Rows of a table are given their record in full (for the room left when the whole document
@@ -330,15 +333,23 @@ impl<'q> Builder<'q> {
             line.push(',');
         }
         line.pop();
-        let text = labelled(path, &format!("{{{line}}}"));
-        let unit = self.push(
-            &text,
-            Unit {
-                parent: parent.into(),
-                pinned: depth <= 1,
-                ..Unit::default()
-            },
-        );
+        let inline_members = members.len() - big.len();
+        let unit = if line.len() > self.max_unit_bytes && inline_members >= MIN_MEMBER_LINES {
+            // A map of many short values (build variables, settings, a package's scripts):
+            // one line would be cut to windows that split members apart; a line a member
+            // keeps each one whole, `"KEY": value`, as the original prints it.
+            self.member_lines(members, &big, path, parent, depth)
+        } else {
+            let text = labelled(path, &format!("{{{line}}}"));
+            self.push(
+                &text,
+                Unit {
+                    parent: parent.into(),
+                    pinned: depth <= 1,
+                    ..Unit::default()
+                },
+            )
+        };
         for i in big {
             let (k, v) = &members[i];
             let child = if path.is_empty() {
@@ -354,6 +365,49 @@ impl<'q> Builder<'q> {
                 self.units[first].prior += NAMED_KEY_PRIOR;
             }
         }
+    }
+
+    /// The object's line as a count of its keys, then a line for each of its short members
+    /// (those not in `big`, which are walked on their own) under it. Returns the object's line.
+    fn member_lines<E: Element>(
+        &mut self,
+        members: &[(&str, E)],
+        big: &[usize],
+        path: &str,
+        parent: Option<usize>,
+        depth: usize,
+    ) -> usize {
+        let head = labelled(path, &format!("{{…{} keys}}", members.len()));
+        let unit = self.push(
+            &head,
+            Unit {
+                parent: parent.into(),
+                pinned: depth <= 1,
+                ..Unit::default()
+            },
+        );
+        for (i, (k, v)) in members.iter().enumerate() {
+            if big.contains(&i) {
+                continue;
+            }
+            let item = v.item();
+            let value = match &item {
+                Item::Parsed(value) => value
+                    .as_str()
+                    .and_then(|s| render::elided_digest(s, self.query))
+                    .unwrap_or_else(|| item.compact()),
+                Item::Raw(_) => item.compact(),
+            };
+            let text = labelled(path, &format!("{}:{value}", json_string(k)));
+            self.push(
+                &text,
+                Unit {
+                    parent: Some(unit).into(),
+                    ..Unit::default()
+                },
+            );
+        }
+        unit
     }
 
     fn scalar_chunk(

@@ -136,6 +136,33 @@ fn a_named_member_just_over_its_line_is_walked_too() {
 }
 
 #[test]
+fn a_map_of_many_short_values_is_a_member_a_line() {
+    // The shape of a build-variables dump: one flat map, far over a unit.
+    let mut vars = serde_json::Map::new();
+    for i in 0..200 {
+        vars.insert(
+            format!("VAR_{i:03}"),
+            serde_json::json!(format!("-O{i} -g -Wall")),
+        );
+    }
+    vars.insert("LIBDIR".into(), serde_json::json!("/usr/local/lib"));
+    vars.insert("SHARED".into(), serde_json::json!(1));
+    let text = serde_json::to_string_pretty(&serde_json::Value::Object(vars)).unwrap();
+    let hints = crate::methods::extract::Hints::new().with_query("What is LIBDIR?");
+    let query = Query::from_hints(&hints).unwrap();
+    let doc = build_document(&text, Some(&query), 1400);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert_eq!(texts[0], "{…202 keys}", "{texts:#?}");
+    // The asked member as the pretty original prints it; the others compact, a line each.
+    assert!(
+        texts.contains(&r#""LIBDIR": "/usr/local/lib""#),
+        "{texts:#?}"
+    );
+    assert!(texts.contains(&r#""SHARED":1"#), "{texts:#?}");
+    assert_eq!(doc.units[1].parent, Some(0).into());
+}
+
+#[test]
 fn a_nested_category_splits_templates_so_the_last_error_is_an_edge() {
     // The shape of `cargo build --message-format=json`: many errors, then a note.
     let mut lines: Vec<Value> = (0..9)
