@@ -97,6 +97,16 @@ pub(crate) fn build<'a>(
             doc
         }
     };
+    // Files a concatenation of them names lead it, whatever their content (a configuration
+    // file kind reads its own headers).
+    if let Some(query) = query
+        && matches!(
+            kind,
+            ContentKind::Text | ContentKind::Code | ContentKind::Log
+        )
+    {
+        super::tree::weigh_named_files(&mut doc, query);
+    }
     let query_for_windows = query.filter(|_| !rendered_as_json);
     split_oversized(&mut doc, max_unit_bytes, query_for_windows);
     doc

@@ -38,7 +38,7 @@ use super::doc::Doc;
 use super::query::Query;
 use records::LineRecords;
 
-pub(crate) use sections::{build as build_sections, looks_like_sections};
+pub(crate) use sections::{build as build_sections, looks_like_sections, weigh_named_files};
 
 /// Documents larger than this are not parsed into a tree (the line reader bounds its own
 /// work); the same bound as for parsing JSON whole.

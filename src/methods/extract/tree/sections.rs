@@ -258,6 +258,33 @@ pub(super) fn named_by(query: &Query, text: &str) -> Named {
     }
 }
 
+/// In any text of lines that concatenates files (`head` or `tail` of several, `systemctl
+/// cat`), raises the lines of the files the query names by their name or path: a question
+/// about `10-hinting.conf` is answered by that file's lines, not by the same settings in the
+/// others. Does nothing when fewer than two files are concatenated or none is named.
+pub(crate) fn weigh_named_files(doc: &mut Doc<'_>, query: &Query) {
+    let headers: Vec<(usize, bool)> = (0..doc.units.len())
+        .filter_map(|u| {
+            let path = file_header(doc.text(u).trim())?;
+            Some((u, names_file(query, path)))
+        })
+        .collect();
+    if headers.len() < 2 || !headers.iter().any(|&(_, named)| named) {
+        return;
+    }
+    for (i, &(start, named)) in headers.iter().enumerate() {
+        if !named {
+            continue;
+        }
+        let end = headers
+            .get(i + 1)
+            .map_or(doc.units.len(), |&(next, _)| next);
+        for unit in &mut doc.units[start..end] {
+            unit.prior += NAMED_FILE_PRIOR;
+        }
+    }
+}
+
 /// The path a concatenation of files names before each file (`systemctl cat` and
 /// `systemd-analyze cat-config` print `# /usr/lib/systemd/system/x.service`, `head` and
 /// `tail` of several files `==> x.conf <==`), if the trimmed line `t` is such a header.
@@ -516,5 +543,40 @@ User=systemd-timesync\n";
             "[INFO] retrying",
         ];
         assert!(!looks_like_sections(&log));
+    }
+
+    #[test]
+    fn a_file_the_query_names_leads_any_concatenation_of_lines() {
+        // `head` of several XML files: not a file of sections, read as lines.
+        let text = "==> /etc/fonts/conf.d/10-hinting.conf <==\n<match target=\"pattern\">\n  <edit name=\"hintstyle\" mode=\"append\"><const>hintslight</const></edit>\n</match>\n\
+==> /etc/fonts/conf.d/11-lcdfilter.conf <==\n<match target=\"pattern\">\n  <edit mode=\"append\" name=\"lcdfilter\"><const>lcddefault</const></edit>\n</match>\n";
+        let query = Query::from_hints(
+            &crate::methods::extract::Hints::new()
+                .with_query("Which LCD filter does 11-lcdfilter.conf set?"),
+        )
+        .unwrap();
+        let mut doc = crate::methods::extract::kinds::lines::build(
+            text,
+            crate::methods::extract::kinds::lines::Style::Text,
+        );
+        weigh_named_files(&mut doc, &query);
+        let prior = |needle: &str| {
+            let u = (0..doc.units.len())
+                .find(|&u| doc.text(u).contains(needle))
+                .unwrap();
+            doc.units[u].prior
+        };
+        assert!(prior("lcddefault") >= prior("hintslight") + NAMED_FILE_PRIOR);
+        // One file alone is no concatenation.
+        let mut one = crate::methods::extract::kinds::lines::build(
+            &text[..text.find("==> /etc/fonts/conf.d/11").unwrap()],
+            crate::methods::extract::kinds::lines::Style::Text,
+        );
+        let before: Vec<f32> = one.units.iter().map(|u| u.prior).collect();
+        weigh_named_files(&mut one, &query);
+        assert_eq!(
+            before,
+            one.units.iter().map(|u| u.prior).collect::<Vec<_>>()
+        );
     }
 }
