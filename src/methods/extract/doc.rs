@@ -371,6 +371,10 @@ pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
 
 /// Severity from the words of a line that has no explicit level.
 pub(crate) fn level_from_words(line: &str) -> Level {
+    // TAP's failed assertion (`not ok 358 should be deeply equivalent`) says so in no word.
+    if is_tap_result(line, "not ok ") {
+        return Level::Error;
+    }
     let mut level = Level::None;
     let bytes = line.as_bytes();
     let mut i = 0;
@@ -429,6 +433,14 @@ fn is_part_of_name(bytes: &[u8], start: usize, end: usize) -> bool {
     before.is_some_and(joins) || after.is_some_and(joins) || dotted_before || dotted_after
 }
 
+/// Whether `line` is a TAP result line of the kind `prefix` says (`ok ` or `not ok `): the
+/// prefix, then the assertion's number.
+pub(crate) fn is_tap_result(line: &str, prefix: &str) -> bool {
+    line.trim_start()
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// `TypeError`, `AssertionError`, `NullPointerException`: a capitalised name ending in one of
 /// the words exceptions are named with.
 fn is_exception_name(word: &str) -> bool {
@@ -449,6 +461,14 @@ pub(crate) fn indent_of(line: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_tap_assertion_is_an_error() {
+        assert_eq!(level_from_words("not ok 358 should be equal"), Level::Error);
+        assert_eq!(level_from_words("    not ok 2 - rounds"), Level::Error);
+        assert_eq!(level_from_words("ok 357 should be equal"), Level::None);
+        assert_eq!(level_from_words("not ok, said the reviewer"), Level::None);
+    }
 
     #[test]
     fn a_unit_takes_40_bytes() {

@@ -1,10 +1,13 @@
 //! Rules about test reports: a failure's assertion lines carry the answer, while the query's
 //! words (the test file, the test's name) sit in the lines that locate the failure.
 
-use super::super::doc::Doc;
+use super::super::doc::{Doc, indent_of, is_tap_result};
 
 /// The share of a failure location's query match the failure's `E` lines gain.
 const ASSERTION_SHARE: f32 = 0.8;
+/// The share of a TAP test's query match (its `# name` comment) its failed assertions gain,
+/// and the share of a failed assertion's score its diagnostic block gains.
+const TAP_SHARE: f32 = 0.8;
 /// How many lines above its location line a failure's `E` lines are looked for.
 const MAX_FAILURE_LINES: usize = 40;
 
@@ -28,6 +31,40 @@ pub(super) fn raise_failure_assertions(doc: &Doc<'_>, query_scores: &mut [f32]) 
                 query_scores[above] = query_scores[above].max(share);
             }
         }
+    }
+}
+
+/// TAP (tape, node-tap, prove): a test is a `# name` comment over its numbered assertions, and
+/// a failed one (`not ok 358 should be deeply equivalent`) is told by the indented YAML block
+/// under it (`actual:`, `expected:`, `at: … parse.js:1329:12`). The query names the test,
+/// rarely the assertion's generic message: each failed assertion gains a share of its test's
+/// match, and each line of its block a share of the assertion's score.
+pub(super) fn raise_tap_failures(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    let mut test_score = 0.0f32;
+    let mut u = 0;
+    while u < doc.units.len() {
+        let line = doc.text(u);
+        let t = line.trim_start();
+        if t.starts_with("# ") {
+            test_score = query_scores[u];
+        }
+        if !is_tap_result(t, "not ok ") {
+            u += 1;
+            continue;
+        }
+        query_scores[u] = query_scores[u].max(TAP_SHARE * test_score);
+        let share = TAP_SHARE * query_scores[u];
+        let indent = indent_of(line);
+        let mut below = u + 1;
+        while below < doc.units.len() {
+            let text = doc.text(below);
+            if indent_of(text) <= indent || text.trim() == "..." {
+                break;
+            }
+            query_scores[below] = query_scores[below].max(share);
+            below += 1;
+        }
+        u = below;
     }
 }
 
@@ -80,5 +117,36 @@ mod tests {
         assert!(is_failure_location("lib/x/capture.py:229: OSError"));
         assert!(!is_failure_location("test_shlex.py:166: "));
         assert!(!is_failure_location("2024-05-01 10:00:01 started"));
+    }
+
+    #[test]
+    fn a_tap_test_the_query_names_keeps_its_failed_assertion_and_its_block() {
+        // tape's shape: a `# name` comment over numbered assertions, a YAML block under a
+        // failed one.
+        let text = "# parses a latin-1 string\n\
+                    ok 357 should be deeply equivalent\n\
+                    not ok 358 should be deeply equivalent\n\
+                    \x20 ---\n\
+                    \x20   operator: deepEqual\n\
+                    \x20   actual: |-\n\
+                    \x20     { '%A2': '%BD' }\n\
+                    \x20   at: Test.<anonymous> (test/parse.js:1329:12)\n\
+                    \x20 ...\n\
+                    # parses a utf-8 string\n\
+                    not ok 359 should be deeply equivalent\n\
+                    \x20 ---\n\
+                    \x20   actual: |-\n\
+                    \x20     { a: 'b' }\n\
+                    \x20 ...\n";
+        let s = scored(
+            text,
+            "which assertion failed under 'parses a latin-1 string'?",
+        );
+        // The named test's failure and its block outrank the other test's.
+        assert!(s[2] > s[10], "{s:?}");
+        assert!(s[6] > s[13], "{s:?}");
+        assert!(s[7] > s[13], "{s:?}");
+        // A passed assertion ranks below the failed one beside it.
+        assert!(s[2] > s[1], "{s:?}");
     }
 }

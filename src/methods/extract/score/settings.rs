@@ -82,11 +82,14 @@ pub(super) fn asks_about_passes(query: &Query) -> bool {
         .any(|w| query.words.contains_key(*w))
 }
 
-/// Whether `line` reports one passed test, as pytest (`-v`, `-rA`), cargo test, go test or
-/// jest print it.
+/// Whether `line` reports one passed test, as pytest (`-v`, `-rA`), cargo test, go test,
+/// jest, mocha, unittest or TAP print it.
 fn is_passed_test(line: &str) -> bool {
     let t = line.trim();
-    t.starts_with("PASSED ")
+    (crate::methods::extract::doc::is_tap_result(t, "ok ") && !t.contains("# SKIP"))
+        || t.ends_with(" ... ok")
+        || t.starts_with("✔ ")
+        || t.starts_with("PASSED ")
         || t.starts_with("--- PASS: ")
         || t.starts_with("✓ ")
         || t.starts_with("√ ")
@@ -149,6 +152,16 @@ fn is_prose_comment(line: &str) -> bool {
 mod tests {
     use super::super::tests::scored;
     use super::*;
+
+    #[test]
+    fn passed_tests_are_told_in_every_runner_s_words() {
+        assert!(is_passed_test("ok 357 should be deeply equivalent"));
+        assert!(is_passed_test("test_split (test_more.SplitAtTests) ... ok"));
+        assert!(is_passed_test("  ✔ parses dates (2ms)"));
+        assert!(!is_passed_test("ok 12 # SKIP no network"));
+        assert!(!is_passed_test("not ok 358 should be deeply equivalent"));
+        assert!(!is_passed_test("ok, this line is prose"));
+    }
 
     #[test]
     fn a_setting_s_key_is_the_identifier_before_its_separator() {
