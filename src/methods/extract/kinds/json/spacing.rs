@@ -59,10 +59,14 @@ impl Spacing {
         // line does not follow; but each of its members is one line, `"key": value`, quoted
         // as such, so the colon keeps its space (only the asked members', a space costing a
         // token).
+        // A formatter that breaks lines but writes `"key":value` (botocore's models) keeps
+        // its small values on one line, compact (`"input":{"shape":"X"}`): read as pretty, its
+        // asked values would gain spaces its lines do not have.
+        let colon = colon[1] > colon[0];
         Spacing {
-            colon: colon[1] > colon[0],
+            colon,
             comma: comma[1] > comma[0],
-            pretty: broken * 2 > comma[0] + comma[1],
+            pretty: colon && broken * 2 > comma[0] + comma[1],
         }
     }
 
@@ -229,6 +233,16 @@ mod tests {
         Spacing::of(input)
             .apply(compact, &|k| asked.contains(&k))
             .into_owned()
+    }
+
+    #[test]
+    fn lines_broken_without_spaced_colons_stay_compact() {
+        // botocore's models: a member a line, but `"key":value` and small values inline.
+        let input = "{\n  \"operations\":{\n    \"Put\":{\n      \"name\":\"Put\",\n      \"input\":{\"shape\":\"PutRequest\"},\n      \"max\":30720,\n      \"min\":100\n    }\n  }\n}";
+        assert!(!Spacing::of(input).is_pretty());
+        let compact =
+            r#"operations.Put: {"name":"Put","input":{"shape":"PutRequest"},"max":30720}"#;
+        assert_eq!(respaced(input, compact, &["input", "max"]), compact);
     }
 
     #[test]
