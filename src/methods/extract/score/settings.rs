@@ -20,6 +20,16 @@ const MAX_KEY_BYTES: usize = 64;
 /// The share of its query match a comment line of prose keeps.
 const PROSE_COMMENT_SHARE: f32 = 0.5;
 
+/// Keys of letters only shorter or longer than these are not read as words written together.
+const MIN_SPELLED_KEY: usize = 6;
+const MAX_SPELLED_KEY: usize = 40;
+/// The shortest query word a key is read as holding.
+const MIN_SPELLED_PIECE: usize = 3;
+/// A flag's prefix (`use`, `has`, `no`) is at most this long …
+const MAX_FLAG_PREFIX: usize = 3;
+/// … before a query word at least this long.
+const MIN_FLAGGED_WORD: usize = 6;
+
 /// In a dump of settings (`sysconfig`, `.properties`, `key = value` files) the line whose key
 /// is made of the query's words is the one asked about, not the many whose longer keys contain
 /// one of them: `CFLAGS = …` for "CFLAGS", not `PY_CFLAGS = …`.
@@ -43,10 +53,49 @@ pub(super) fn add_named_keys(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
             words += 1;
             named += usize::from(query.word_index(w).is_some());
         });
-        if words > 0 && named == words {
+        if words > 0 && (named == words || spells_query_words(key, query, &mut buf)) {
             *s += NAMED_KEY_WEIGHT;
         }
     }
+}
+
+/// Whether `key`, one run of lowercase letters, is query words written together, as build
+/// configurations name their variables (`gccversion` for "the GCC version"), maybe after a
+/// flag's short prefix (`useithreads` for "are ithreads enabled", `d_` dropped already).
+fn spells_query_words(key: &str, query: &Query, buf: &mut String) -> bool {
+    let n = key.len();
+    if !(MIN_SPELLED_KEY..=MAX_SPELLED_KEY).contains(&n)
+        || !key.bytes().all(|b| b.is_ascii_lowercase())
+    {
+        return false;
+    }
+    let is_query_word = |piece: &str, buf: &mut String| {
+        let mut found = false;
+        crate::methods::extract::terms::for_each_word(piece, buf, |w| {
+            found = query.word_index(w).is_some();
+        });
+        found
+    };
+    // `covered[i]`: the key's first `i` letters are query words (or the flag prefix).
+    let mut covered = vec![false; n + 1];
+    covered[0] = true;
+    for i in 0..n {
+        if !covered[i] {
+            continue;
+        }
+        for j in (i + MIN_SPELLED_PIECE)..=n {
+            if !covered[j] && is_query_word(&key[i..j], buf) {
+                covered[j] = true;
+            }
+        }
+    }
+    if covered[n] {
+        // Two query words or more: `gcc` + `version`. A key that is one query word whole was
+        // already named by its word.
+        return true;
+    }
+    // A flag's prefix before one long query word.
+    (1..=MAX_FLAG_PREFIX).any(|p| n - p >= MIN_FLAGGED_WORD && is_query_word(&key[p..], buf))
 }
 
 /// The key of a one-line `key = value`, `key=value` or `key: value` setting, indented or not.
@@ -152,6 +201,28 @@ fn is_prose_comment(line: &str) -> bool {
 mod tests {
     use super::super::tests::scored;
     use super::*;
+
+    #[test]
+    fn a_key_of_query_words_written_together_is_named() {
+        let query = Query::from_hints(
+            &crate::methods::extract::Hints::new()
+                .with_query("Which GCC version built it, and are ithreads enabled?"),
+        )
+        .unwrap();
+        let mut buf = String::new();
+        assert!(spells_query_words("gccversion", &query, &mut buf));
+        assert!(spells_query_words("useithreads", &query, &mut buf));
+        // One query word inside a longer key is not the key.
+        assert!(!spells_query_words("gccosandvers", &query, &mut buf));
+        assert!(!spells_query_words("versionnumber", &query, &mut buf));
+        let text =
+            "gccosandvers='';\ngccversion='12.2.0';\nuseithreads='define';\nusemymalloc='n';\n";
+        let s = scored(
+            text,
+            "Which GCC version built it, and are ithreads enabled?",
+        );
+        assert!(s[1] > s[0] && s[2] > s[3], "{s:?}");
+    }
 
     #[test]
     fn passed_tests_are_told_in_every_runner_s_words() {
