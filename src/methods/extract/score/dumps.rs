@@ -9,6 +9,13 @@ use super::super::doc::Doc;
 const KEY_VALUE_SHARE: f32 = 0.9;
 /// How many lines under a bare key count as its value (a serial number, a date, a name).
 const MAX_VALUE_LINES: usize = 2;
+/// How many field lines under a bare key count as its record's fields …
+const MAX_FIELD_LINES: usize = 12;
+/// … and the share of the key's query match each gains.
+const FIELD_SHARE: f32 = 0.6;
+/// A field's key and value are short; longer ones are a message or prose.
+const MAX_FIELD_KEY_BYTES: usize = 40;
+const MAX_FIELD_VALUE_BYTES: usize = 60;
 /// The share of its score a hex dump line keeps when the query does not reach it.
 const HEX_DUMP_SHARE: f32 = 0.2;
 /// A line needs at least this many `:`-separated hex bytes to be a dump line.
@@ -20,11 +27,17 @@ const MIN_HEADER_NAMES: usize = 3;
 
 /// The first lines under a `Key:` line without a value (`Serial Number:` over the serial) are
 /// that key's value: they gain most of the key's query match, since their own text (a run of
-/// hex digits, a date) never holds the query's words.
+/// hex digits, a date) never holds the query's words. When the lines under it are fields of
+/// their own (`default: "0.0.0.0"` under an option's name in a YAML file read as text), the key
+/// is a record and each of its first fields gains part of its match, wherever a multi-line
+/// value between them puts it.
 pub(super) fn raise_key_values(doc: &Doc<'_>, query_scores: &mut [f32]) {
     let own = query_scores.to_vec();
+    // The run of lines under one parent, and its length so far.
     let mut parent = None;
     let mut nth = 0;
+    // Field lines seen so far under each parent, across the deeper lines between them.
+    let mut fields: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     for (u, unit) in doc.units.iter().enumerate() {
         let Some(p) = unit.parent.get().filter(|&p| p < u) else {
             parent = None;
@@ -35,10 +48,34 @@ pub(super) fn raise_key_values(doc: &Doc<'_>, query_scores: &mut [f32]) {
             nth = 0;
         }
         nth += 1;
-        if nth <= MAX_VALUE_LINES && own[p] > 0.0 && is_bare_key(doc.text(p)) {
+        if own[p] <= 0.0 || !is_bare_key(doc.text(p)) {
+            continue;
+        }
+        if nth <= MAX_VALUE_LINES {
             query_scores[u] += KEY_VALUE_SHARE * own[p];
+        } else if is_field_line(doc.text(u)) {
+            let seen = fields.entry(p).or_default();
+            *seen += 1;
+            if *seen <= MAX_FIELD_LINES {
+                query_scores[u] += FIELD_SHARE * own[p];
+            }
         }
     }
+}
+
+/// Whether `line` is one `key: value` field: a short identifier, then a short value (a
+/// compiler's `note: …` or `error[E0599]: …` is a message, not a field).
+fn is_field_line(line: &str) -> bool {
+    line.trim().split_once(": ").is_some_and(|(key, value)| {
+        let value = value.trim();
+        !key.is_empty()
+            && key.len() <= MAX_FIELD_KEY_BYTES
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+            && !value.is_empty()
+            && value.len() <= MAX_FIELD_VALUE_BYTES
+    })
 }
 
 /// Hex dump lines (`30:65:02:31:00:89:6a:8d:…`, a modulus or a signature) that the query does
@@ -162,5 +199,22 @@ mod tests {
         ));
         assert!(!is_hex_dump("2024-05-01 10:00:00"));
         assert!(!is_hex_dump("aa:bb"));
+    }
+
+    #[test]
+    fn the_fields_of_a_key_the_query_names_gain_past_a_long_value() {
+        // A YAML file of options read as text: a multi-line description between the option's
+        // name and its default.
+        let text = "scheduler:\n  options:\n    health_check_server_host:\n      description: |\n        The web server serves a health check\n        on this host.\n      version_added: 2.8.0\n      type: string\n      default: \"0.0.0.0\"\n    parsing_processes:\n      description: |\n        How many processes parse.\n      type: integer\n      default: \"2\"\n";
+        let s = scored(text, "Which host does health_check_server_host default to?");
+        // `default: "0.0.0.0"` (unit 8) outranks the other option's default (unit 13).
+        assert!(s[8] > s[13] + 1.0, "{s:?}");
+        assert!(is_field_line("      default: \"0.0.0.0\""));
+        assert!(!is_field_line(
+            "note: If the actual output is the correct output you can bless it by rerunning"
+        ));
+        assert!(!is_field_line(
+            "error[E0599]: no method named `as_dyn_error`"
+        ));
     }
 }
