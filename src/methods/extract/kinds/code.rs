@@ -96,8 +96,9 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     // A definition the query gives by name is what it asks about; one whose name merely
     // spells words of the question ("build the class": `build_class`) is a guess beside it.
     let any_exact = named.iter().any(|&(_, _, naming)| naming == Naming::Exact);
-    let mut next_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
-    for (def, end, naming) in named {
+    let first_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    // One block per named definition, so that a match inside it pulls the rest along.
+    for (block, (def, end, naming)) in (first_block..).zip(named) {
         let prior = match naming {
             Naming::Exact => EXACT_BODY_PRIOR,
             Naming::Words if any_exact => NAMED_BODY_PRIOR * GUESSED_SHARE,
@@ -109,10 +110,8 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             if is_prose {
                 unit.prior -= NAMED_PROSE_DISCOUNT;
             }
-            // One block per named definition, so that a match inside it pulls the rest along.
-            unit.block = Some(next_block);
+            unit.block = Some(block);
         }
-        next_block += 1;
     }
     braces::weigh_named_blocks(&mut doc, &comment, query, NAMED_BODY_PRIOR);
     doc
