@@ -12,6 +12,7 @@ use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
+mod members;
 mod named;
 mod project;
 mod raw;
@@ -365,72 +366,6 @@ impl<'q> Builder<'q> {
                 self.units[first].prior += NAMED_KEY_PRIOR;
             }
         }
-    }
-
-    /// The object's line as a count of its keys, then a line for each of its short members
-    /// (those not in `big`, which are walked on their own) under it. Returns the object's line.
-    fn member_lines<E: Element>(
-        &mut self,
-        members: &[(&str, E)],
-        big: &[usize],
-        path: &str,
-        parent: Option<usize>,
-        depth: usize,
-    ) -> usize {
-        let head = labelled(path, &format!("{{…{} keys}}", members.len()));
-        let unit = self.push(
-            &head,
-            Unit {
-                parent: parent.into(),
-                pinned: depth <= 1,
-                ..Unit::default()
-            },
-        );
-        for (i, (k, v)) in members.iter().enumerate() {
-            if big.contains(&i) {
-                continue;
-            }
-            let item = v.item();
-            let value = match &item {
-                Item::Parsed(value) => value
-                    .as_str()
-                    .and_then(|s| render::elided_digest(s, self.query))
-                    .unwrap_or_else(|| item.compact()),
-                Item::Raw(_) => item.compact(),
-            };
-            let text = labelled(path, &format!("{}:{value}", json_string(k)));
-            self.push(
-                &text,
-                Unit {
-                    parent: Some(unit).into(),
-                    ..Unit::default()
-                },
-            );
-        }
-        unit
-    }
-
-    fn scalar_chunk(
-        &mut self,
-        path: &str,
-        start: usize,
-        items: &[Item<'_>],
-        parent: Option<usize>,
-    ) {
-        if items.is_empty() {
-            return;
-        }
-        let body: Vec<String> = items.iter().map(Item::compact).collect();
-        let label = format!("{path}[{start}..{}]", start + items.len());
-        let text = labelled(&label, &format!("[{}]", body.join(",")));
-        let unit = self.push(
-            &text,
-            Unit {
-                parent: parent.into(),
-                ..Unit::default()
-            },
-        );
-        self.units[unit].weight = items.len() as u32;
     }
 
     /// Sibling records: a schema line, then one line per record. Records given as text are
