@@ -1,9 +1,13 @@
 //! Query-guided projection of a record too big to show whole: instead of folding its deep
 //! parts to `[…1 items]`, keep the leaves the query touches — by a word of their key path
-//! (`spec.containers[0].resources.requests.cpu` for "CPU request") or of their value — with
-//! their flattened path, plus the record's identity and the values that set it apart. Noise
-//! (digests, UUIDs, timestamps) ranks low by its shape.
+//! (`spec.containers[0].resources.requests.cpu` for "CPU request") or of their value — plus
+//! the record's identity and the values that set it apart. Noise (digests, UUIDs, timestamps)
+//! ranks low by its shape. The kept leaves are shown as the record's own JSON, pruned to them
+//! (`{"spec":{"containers":[{"resources":{"requests":{"cpu":"250m"}}}]},…}`): each keeps its
+//! path, and a member reads as the original prints it, so a line quoted from the original
+//! (`"cpu": "250m"`) is found in it. A short list of scalars is one leaf, shown whole.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -27,6 +31,10 @@ const MAX_ITEMS: usize = 64;
 const MAX_VALUE_WORDS_BYTES: usize = 200;
 /// A leaf's string value is cut to this many bytes.
 const MAX_LEAF_STRING: usize = 160;
+/// A list of scalars this short (items, and bytes as compact JSON) is one leaf, shown whole:
+/// a feature's `["std","perf"]` answers as a list, and its items cut apart would not.
+const MAX_LIST_LEAF_ITEMS: usize = 16;
+const MAX_LIST_LEAF_BYTES: usize = 160;
 
 /// How a leaf earns its place.
 const LAST_KEY_NAMED: i32 = 4;
@@ -48,9 +56,10 @@ struct Leaf<'v> {
     strong: bool,
 }
 
-/// `item` projected to the leaves the query touches, within about `cap` bytes, as
-/// `{path:value, …}` with `…+N` for the leaves left out; `None` when `usual` (the record
-/// rendered the usual way) already shows every leaf that answers the query, or there is none.
+/// `item` projected to the leaves the query touches, within about `cap` bytes, as its JSON
+/// pruned to them, with `…` in each object or list that lost some and `…+N` at its end for
+/// the leaves left out; `None` when `usual` (the record rendered the usual way) already shows
+/// every leaf that answers the query, or there is none.
 pub(super) fn project(
     item: &Value,
     cap: usize,
@@ -83,7 +92,7 @@ pub(super) fn project(
     };
     if !folded_lists.is_empty() {
         for l in &leaves {
-            if inside_folded(&l.path, &folded_lists)
+            if (inside_folded(&l.path, &folded_lists) || is_folded_list(l, &folded_lists))
                 && !shows(usual, l.value, true)
                 && !shows(row, l.value, false)
             {
@@ -113,57 +122,146 @@ pub(super) fn project(
     for i in identities {
         leaves[i].score = leaves[i].score.max(IDENTITY);
     }
-    // The words of the record's own name (`metadata.name`) are what singles it out among its
-    // siblings; inside it they tell no leaf apart.
-    let mut own_words = std::collections::HashSet::new();
-    for l in &leaves {
+    // The record's own name (`metadata.name`) and its words are what single it out among its
+    // siblings; inside it they tell no leaf apart (each of a package's paths holds its name).
+    let mut own = OwnName::default();
+    let is_own_name = |l: &Leaf<'_>| {
         let key = &l.path[parent_path(&l.path).len()..].trim_start_matches('.');
+        l.path.matches(['.', '[']).count() <= 1 && is_identity_key(key)
+    };
+    for l in &leaves {
         if let Value::String(s) = l.value
-            && l.path.matches(['.', '[']).count() <= 1
-            && is_identity_key(key)
+            && is_own_name(l)
         {
             for_each_word(s, &mut String::new(), |w| {
-                own_words.insert(w.to_owned());
+                own.words.insert(w.to_owned());
             });
+            own.names.push(s.to_ascii_lowercase());
         }
     }
     for leaf in &mut leaves {
-        leaf.score += rarity.adjust(leaf.value, query, &own_words);
+        let own_here = if is_own_name(leaf) {
+            &OwnName::default()
+        } else {
+            &own
+        };
+        leaf.score += rarity.adjust(leaf.value, query, own_here);
         if leaf.path == leaf.top_key && notable(&leaf.top_key, leaf.value) {
             leaf.score += NOTABLE;
         }
     }
     let mut order: Vec<usize> = (0..leaves.len()).filter(|&i| leaves[i].score > 0).collect();
     order.sort_by(|&a, &b| leaves[b].score.cmp(&leaves[a].score).then(a.cmp(&b)));
-    let mut keep = vec![false; leaves.len()];
+    // Each leaf costs its key and value, and the keys of the containers it is the first kept
+    // leaf of: leaves of one object share its key.
+    let mut kept: HashMap<&str, String> = HashMap::new();
+    let mut within: HashSet<&str> = HashSet::new();
     let mut used = 2;
-    let mut rendered: Vec<String> = vec![String::new(); leaves.len()];
     for i in order {
-        let text = render_leaf(&leaves[i]);
-        if used + text.len() + 8 > cap {
+        let path = leaves[i].path.as_str();
+        let value = render_value(leaves[i].value);
+        let mut cost = segment_len(path, path.len()) + value.len() + 4;
+        let mut end = path.len();
+        let mut opened = Vec::new();
+        while let Some(at) = path[..end].rfind(['.', '[']) {
+            if within.contains(&path[..at]) {
+                break;
+            }
+            opened.push(&path[..at]);
+            cost += segment_len(path, at) + 4;
+            end = at;
+        }
+        if used + cost + 8 > cap {
             continue;
         }
-        used += text.len() + 1;
-        rendered[i] = text;
-        keep[i] = true;
+        used += cost;
+        within.extend(opened);
+        kept.insert(path, value);
     }
-    let mut out = String::from("{");
-    let mut left = 0;
-    for (i, text) in rendered.iter().enumerate() {
-        if keep[i] {
-            out.push_str(text);
+    let mut out = String::new();
+    let mut path = String::new();
+    write_pruned(item, &mut path, (&kept, &within), &mut out);
+    let left = leaves.len() - kept.len();
+    if left > 0
+        && let Some(close) = out.pop()
+    {
+        // The record's last mark says how many leaves it lost.
+        if out.ends_with('…') {
+            out.truncate(out.len() - '…'.len_utf8());
+        } else if out.len() > 1 {
             out.push(',');
-        } else {
-            left += 1;
         }
+        let _ = write!(out, "…+{left}{close}");
     }
-    if left > 0 {
-        let _ = write!(out, "…+{left}");
-    } else {
-        out.pop();
-    }
-    out.push('}');
     Some(out)
+}
+
+/// The length of the last segment of `path[..end]`: its key (quoted) or its index.
+fn segment_len(path: &str, end: usize) -> usize {
+    let head = &path[..end];
+    head.len() - head.rfind(['.', '[']).map_or(0, |at| at + 1) + 2
+}
+
+/// Writes `v` at `path` pruned to the `kept` leaves (path to rendered value) and the
+/// containers `within` that hold some: members and items in their order, `…` for the rest.
+fn write_pruned(
+    v: &Value,
+    path: &mut String,
+    (kept, within): (&HashMap<&str, String>, &HashSet<&str>),
+    out: &mut String,
+) {
+    let base = path.len();
+    let (open, close) = if v.is_array() { ('[', ']') } else { ('{', '}') };
+    out.push(open);
+    let mut written = false;
+    let mut skipped = false;
+    let mut child = |key: Option<&str>, x: &Value, path: &mut String, out: &mut String| {
+        let leaf = kept.get(path.as_str());
+        if leaf.is_none() && !within.contains(path.as_str()) {
+            skipped = true;
+            return;
+        }
+        if written {
+            out.push(',');
+        }
+        written = true;
+        if let Some(key) = key {
+            out.push_str(&json_string(key));
+            out.push(':');
+        }
+        match leaf {
+            Some(value) => out.push_str(value),
+            None => write_pruned(x, path, (kept, within), out),
+        }
+    };
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                path.truncate(base);
+                if base > 0 {
+                    path.push('.');
+                }
+                path.push_str(k);
+                child(Some(k), x, path, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                path.truncate(base);
+                let _ = write!(path, "[{i}]");
+                child(None, x, path, out);
+            }
+        }
+        _ => {}
+    }
+    path.truncate(base);
+    if skipped {
+        if written {
+            out.push(',');
+        }
+        out.push('…');
+    }
+    out.push(close);
 }
 
 /// Whether `text`, a rendering of the record, shows the leaf value `v` (its head at least),
@@ -180,6 +278,12 @@ fn shows(text: &str, v: &Value, json: bool) -> bool {
 /// Adds to `names`, once each, the exact strings of the query that `v` holds and the query
 /// words in it that `rare` says few records hold.
 fn rare_names(v: &Value, query: &Query, rarity: &Rarity<'_>, names: &mut Vec<String>) {
+    if let Value::Array(items) = v {
+        for item in items {
+            rare_names(item, query, rarity, names);
+        }
+        return;
+    }
     let Value::String(s) = v else {
         return;
     };
@@ -217,26 +321,30 @@ impl Rarity<'_> {
     }
 
     /// The change to a leaf's score for the rarity of the terms its value holds: an exact
-    /// string every record holds scores as a word; a rare query word adds, unless the
-    /// record's own name holds it (`own_words`).
-    fn adjust(
-        &self,
-        v: &Value,
-        query: &Query,
-        own_words: &std::collections::HashSet<String>,
-    ) -> i32 {
+    /// string every record holds, or the record's own name holds, scores as a word; a rare
+    /// query word adds, unless the record's own name holds it.
+    fn adjust(&self, v: &Value, query: &Query, own: &OwnName) -> i32 {
+        if let Value::Array(items) = v {
+            return (items.iter())
+                .map(|item| self.adjust(item, query, own))
+                .max()
+                .unwrap_or(0);
+        }
         let Value::String(s) = v else {
             return 0;
         };
         let mut change = 0;
-        if query.mentions(s) && !query.mentions_where(s, |i| !self.is_common_exact(i)) {
+        let singles_out = |i: usize| {
+            !self.is_common_exact(i) && !own.names.iter().any(|n| n.contains(&query.exact[i]))
+        };
+        if query.mentions(s) && !query.mentions_where(s, singles_out) {
             change -= VALUE_NAMED_EXACTLY - VALUE_WORD_NAMED;
         }
         if s.len() <= MAX_VALUE_WORDS_BYTES {
             let mut rare = false;
             for_each_word(s, &mut String::new(), |w| {
                 rare |=
-                    query.words.contains_key(w) && (self.rare_word)(w) && !own_words.contains(w);
+                    query.words.contains_key(w) && (self.rare_word)(w) && !own.words.contains(w);
             });
             if rare {
                 change += RARE_WORD_NAMED;
@@ -244,6 +352,13 @@ impl Rarity<'_> {
         }
         change
     }
+}
+
+/// A record's own name (its identity values at its top, lowercased) and their words.
+#[derive(Default)]
+struct OwnName {
+    names: Vec<String>,
+    words: HashSet<String>,
 }
 
 /// `path` up to its last key: `spec.containers[1]` for `spec.containers[1].image`.
@@ -280,16 +395,24 @@ fn inside_folded(path: &str, folded: &[String]) -> bool {
     })
 }
 
-fn render_leaf(leaf: &Leaf<'_>) -> String {
-    let value = match leaf.value {
+/// Whether `leaf` is a short list the usual rendering folds whole (`"default":[…4 items]`).
+fn is_folded_list(leaf: &Leaf<'_>, folded: &[String]) -> bool {
+    leaf.value.is_array() && {
+        let key = &leaf.path[parent_path(&leaf.path).len()..].trim_start_matches('.');
+        folded.iter().any(|f| f == key)
+    }
+}
+
+/// A leaf's value as compact JSON, a long string cut to its head.
+fn render_value(value: &Value) -> String {
+    match value {
         Value::String(s) if s.len() > MAX_LEAF_STRING => {
             let head = &s[..crate::tokens::floor_char_boundary(s, MAX_LEAF_STRING)];
             let quoted = json_string(head);
             format!("{}…\"", &quoted[..quoted.len() - 1])
         }
         other => compact(other),
-    };
-    format!("{}:{value}", leaf.path)
+    }
 }
 
 /// Walks `v`, pushing every scalar with its path and score; `named` is the score its
@@ -314,7 +437,7 @@ fn collect<'v>(
                     path.push('.');
                 }
                 path.push_str(k);
-                if is_scalar(x) {
+                if is_leaf(x) {
                     leaves.push(leaf(path, x, Some(k), depth, named, query));
                 } else {
                     let key_named = key_words_named(k, query).1 > 0;
@@ -327,7 +450,7 @@ fn collect<'v>(
             for (i, x) in items.iter().take(MAX_ITEMS).enumerate() {
                 path.truncate(base);
                 let _ = write!(path, "[{i}]");
-                if is_scalar(x) {
+                if is_leaf(x) {
                     leaves.push(leaf(path, x, None, depth, named, query));
                 } else {
                     collect(x, path, depth + 1, named, query, leaves);
@@ -376,6 +499,20 @@ fn is_scalar(v: &Value) -> bool {
     !v.is_object() && !v.is_array()
 }
 
+/// A scalar, or a short list of scalars: what is kept or left out as one.
+fn is_leaf(v: &Value) -> bool {
+    match v {
+        Value::Array(items) => {
+            !items.is_empty()
+                && items.len() <= MAX_LIST_LEAF_ITEMS
+                && items.iter().all(is_scalar)
+                && compact(v).len() <= MAX_LIST_LEAF_BYTES
+        }
+        Value::Object(_) => false,
+        _ => true,
+    }
+}
+
 /// How many words the key has (split on punctuation and camelCase, stemmed) and how many of
 /// them are query words.
 pub(super) fn key_words_named(key: &str, query: &Query) -> (usize, usize) {
@@ -401,9 +538,21 @@ fn is_identity_key(key: &str) -> bool {
 /// (digests, UUIDs, base64, timestamps): its score from the query, whether the query names it,
 /// and whether it is noise by its shape.
 fn value_score(v: &Value, query: &Query) -> (i32, bool, bool) {
-    let Value::String(s) = v else {
-        return (0, false, false);
-    };
+    match v {
+        Value::String(s) => string_score(s, query),
+        // A short list scores as its best item, and is noise only if all of them are.
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| string_score(s, query))
+            .fold((0, false, true), |(best, named, noisy), (s, n, o)| {
+                (best.max(s), named || n, noisy && o)
+            }),
+        _ => (0, false, false),
+    }
+}
+
+fn string_score(s: &str, query: &Query) -> (i32, bool, bool) {
     let mut score = 0;
     let mut named = false;
     if query.mentions(s) {
@@ -471,18 +620,22 @@ mod tests {
             "which pod is in the Burstable QoS class and what CPU request does its container set?",
         );
         let out = project_pod(&q).expect("a projection");
+        // The record's own JSON, pruned to what answers: each leaf under its path.
         assert!(
-            out.contains(r#"spec.containers[0].resources.requests.cpu:"250m""#),
+            out.contains(r#""resources":{"requests":{"cpu":"250m"}}"#),
             "{out}"
         );
-        assert!(out.contains(r#"status.qosClass:"Burstable""#), "{out}");
+        assert!(out.contains(r#""qosClass":"Burstable""#), "{out}");
         assert!(
-            out.contains(r#"metadata.name:"calico-node-h2bjp""#),
+            out.contains(r#"{"metadata":{"name":"calico-node-h2bjp","#),
             "{out}"
         );
         // Noise by shape is the first to go.
         assert!(!out.contains("2198392d"), "{out}");
         assert!(!out.contains("2020-04-10T02:19:09Z"), "{out}");
+        // What was left out is marked where it was, and counted at the end.
+        assert!(out.contains(",…}"), "{out}");
+        assert!(out.ends_with("}") && out.contains(",…+"), "{out}");
     }
 
     #[test]
@@ -490,13 +643,48 @@ mod tests {
         let q = query("which image does each container run?");
         let out = project_pod(&q).expect("a projection");
         assert!(
-            out.contains(r#"spec.containers[0].image:"calico/node:v3.13.1""#),
+            out.contains(r#""containers":[{"name":"calico-node","image":"calico/node:v3.13.1","#),
+            "{out}"
+        );
+    }
+
+    /// One package of a real `cargo metadata` listing, shortened.
+    const PACKAGE: &str = r#"{"name":"regex","version":"1.13.2","id":"registry+https://github.com/rust-lang/crates.io-index#regex@1.13.2","dependencies":[{"name":"aho-corasick","req":"^1.0.0","kind":null,"features":[]},{"name":"regex-automata","req":"^0.4.12","kind":null,"features":["alloc","syntax","meta","nfa-pikevm"]}],"targets":[{"kind":["lib"],"name":"regex","src_path":"/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/regex-1.13.2/src/lib.rs"},{"kind":["test"],"name":"integration","src_path":"/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/regex-1.13.2/tests/lib.rs"}],"features":{"default":["std","perf","unicode","regex-syntax/default"],"logging":["aho-corasick?/logging","memchr?/logging","regex-automata/logging"],"perf":["perf-cache","perf-dfa","perf-onepass","perf-backtrack","perf-inline","perf-literal"],"perf-dfa":["regex-automata/hybrid"],"unicode":["unicode-age","unicode-bool","unicode-case","unicode-gencat","unicode-perl","unicode-script","unicode-segment"]},"manifest_path":"/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/regex-1.13.2/Cargo.toml"}"#;
+
+    #[test]
+    fn a_short_list_is_one_leaf_and_the_record_name_singles_out_no_leaf_in_it() {
+        let q = query(
+            "which regex version was resolved, what are its default features and what does regex's perf-dfa feature enable?",
+        );
+        let package: Value = serde_json::from_str(PACKAGE).unwrap();
+        let out = project(
+            &package,
+            300,
+            &q,
+            &every_word_rare(),
+            (
+                r#"{"name":"regex","version":"1.13.2","features":{"default":[…4 items],"logging":[…3 items],"perf":[…6 items],"perf-dfa":[…1 items],"unicode":[…7 items]}}"#,
+                "",
+            ),
+            &|_| false,
+            &|_, _| false,
+        )
+        .expect("a projection");
+        // A feature's list is shown whole, as the original prints it.
+        assert!(
+            out.contains(r#""default":["std","perf","unicode","regex-syntax/default"]"#),
             "{out}"
         );
         assert!(
-            out.contains(r#"spec.containers[0].name:"calico-node""#),
+            out.contains(r#""perf-dfa":["regex-automata/hybrid"]"#),
             "{out}"
         );
+        assert!(
+            out.starts_with(r#"{"name":"regex","version":"1.13.2","#),
+            "{out}"
+        );
+        // Paths that merely hold the package's own name do not outrank what was asked.
+        assert!(!out.contains("tests/lib.rs"), "{out}");
     }
 
     #[test]

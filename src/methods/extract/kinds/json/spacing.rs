@@ -23,6 +23,9 @@ pub(crate) struct Spacing {
     /// Whether the text breaks its lines after its commas (pretty-printed): its members and
     /// items then read, with the line breaks taken as spaces, `{ "key": [ "a", "b" ] }`.
     pretty: bool,
+    /// Whether a pretty-printed text keeps a list of scalars on one line, `["a", "b"]`, as
+    /// Prettier and many hand-kept schemas do.
+    inline_scalar_lists: bool,
 }
 
 impl Spacing {
@@ -32,6 +35,9 @@ impl Spacing {
     pub(crate) fn of(text: &str) -> Spacing {
         let bytes = &text.as_bytes()[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
         let (mut colon, mut comma, mut broken) = ([0usize; 2], [0usize; 2], 0usize);
+        // Lists of scalars opened on their line (`["a"`), and opened with a line break.
+        let mut scalar_lists = [0usize; 2];
+        let mut in_inline_list = false;
         let mut in_string = false;
         let mut escaped = false;
         for (i, &b) in bytes.iter().enumerate() {
@@ -48,10 +54,21 @@ impl Spacing {
             match b {
                 b'"' => in_string = true,
                 b':' => colon[usize::from(spaced)] += 1,
+                // The commas of a list kept on one line say nothing of how members are laid.
+                b',' if in_inline_list => {}
                 b',' => {
                     comma[usize::from(spaced)] += 1;
                     broken += usize::from(matches!(bytes.get(i + 1), Some(b'\n' | b'\r')));
                 }
+                b'[' => {
+                    let rest = &bytes[i + 1..];
+                    let first = rest.iter().position(|b| !b.is_ascii_whitespace());
+                    if let Some(at) = first.filter(|&at| starts_scalar(rest[at])) {
+                        scalar_lists[usize::from(at == 0)] += 1;
+                        in_inline_list = at == 0;
+                    }
+                }
+                b']' => in_inline_list = false,
                 _ => {}
             }
         }
@@ -63,10 +80,12 @@ impl Spacing {
         // its small values on one line, compact (`"input":{"shape":"X"}`): read as pretty, its
         // asked values would gain spaces its lines do not have.
         let colon = colon[1] > colon[0];
+        let pretty = colon && broken * 2 > comma[0] + comma[1];
         Spacing {
             colon,
             comma: comma[1] > comma[0],
-            pretty: colon && broken * 2 > comma[0] + comma[1],
+            pretty,
+            inline_scalar_lists: pretty && scalar_lists[1] > scalar_lists[0],
         }
     }
 
@@ -75,8 +94,7 @@ impl Spacing {
     pub(crate) fn with_every_colon_spaced(&self, text: &str) -> String {
         let colons = Spacing {
             colon: self.colon,
-            comma: false,
-            pretty: false,
+            ..Spacing::default()
         };
         colons.apply(text, &|_| true).into_owned()
     }
@@ -156,7 +174,10 @@ impl Spacing {
                     }
                     // `0xE2` starts the `…` of a mark.
                     space_after = asked_from.is_some_and(|from| depth >= from)
-                        && after.is_some_and(|a| !matches!(a, b'}' | b']' | b' ' | 0xE2));
+                        && after.is_some_and(|a| !matches!(a, b'}' | b']' | b' ' | 0xE2))
+                        && !(b == b'['
+                            && self.inline_scalar_lists
+                            && after.is_some_and(starts_scalar));
                     if asked_from.is_some() {
                         spaced_open.push(space_after);
                     }
@@ -201,6 +222,11 @@ fn next_key(rest: &str) -> Option<&str> {
 /// Whether a JSON value (or a rendering's `[…3 items]`, `{…2 keys}`) can start with `b`.
 fn starts_value(b: u8) -> bool {
     matches!(b, b'"' | b'{' | b'[' | b'-' | b't' | b'f' | b'n') || b.is_ascii_digit()
+}
+
+/// Whether a scalar JSON value (a string, a number, `true`, `false`, `null`) can start with `b`.
+fn starts_scalar(b: u8) -> bool {
+    matches!(b, b'"' | b'-' | b't' | b'f' | b'n') || b.is_ascii_digit()
 }
 
 /// Whether a JSON value can end with `b` (`"…"`, `}`, `]`, a number, `true`, `null`).
@@ -254,6 +280,7 @@ mod tests {
                 colon: true,
                 comma: false,
                 pretty: true,
+                inline_scalar_lists: false,
             }
         );
         assert_eq!(
@@ -270,6 +297,23 @@ mod tests {
         assert_eq!(
             respaced(NPM_VIEW, record, &["os"]),
             r#"packages."node_modules/fsevents": {"version":"2.3.3","os": [ "darwin" ],"cpu":[],"engines":{"node":"^8.16.0","npm":[…2 items]}}"#
+        );
+    }
+
+    #[test]
+    fn a_text_that_keeps_its_lists_of_scalars_on_one_line_is_read_so() {
+        // A JSON Schema kept by Prettier: members a line each, short lists of scalars inline.
+        let input = "{\n  \"definitions\": {\n    \"level\": {\n      \"type\": \"string\",\n      \"enum\": [\"read\", \"write\", \"none\"]\n    },\n    \"runner\": {\n      \"oneOf\": [\n        { \"type\": \"string\" }\n      ],\n      \"enum\": [\"ARM32\", \"x64\"]\n    }\n  }\n}";
+        let compact = r#"definitions.level: {"type":"string","enum":["read","write","none"]}"#;
+        assert_eq!(
+            respaced(input, compact, &["enum"]),
+            r#"definitions.level: {"type":"string","enum": ["read", "write", "none"]}"#
+        );
+        let record =
+            r#"definitions."runner": {"oneOf":[{"type":"string"}],"enum":["ARM32","x64"]}"#;
+        assert_eq!(
+            respaced(input, record, &["runner"]),
+            r#"definitions."runner": { "oneOf": [ { "type": "string" } ], "enum": ["ARM32", "x64"] }"#
         );
     }
 
