@@ -392,8 +392,11 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         if is_part_of_name(bytes, start, i) {
             continue;
         }
-        // `TypeError: …`, `AssertionError: …`: an exception raised, as Python and Java name it.
-        if bytes.get(i) == Some(&b':') && is_exception_name(&line[start..i]) {
+        // `TypeError: …`, `AssertionError: …`: an exception raised, as Python and Java name it,
+        // or as Node does with its code (`AssertionError [ERR_ASSERTION]: …`).
+        if (bytes.get(i) == Some(&b':') || has_error_code(&bytes[i..]))
+            && is_exception_name(&line[start..i])
+        {
             return Level::Error;
         }
         // Every other word of interest is 4 to 10 letters long; most words are not.
@@ -443,6 +446,18 @@ pub(crate) fn is_tap_result(line: &str, prefix: &str) -> bool {
 
 /// `TypeError`, `AssertionError`, `NullPointerException`: a capitalised name ending in one of
 /// the words exceptions are named with.
+/// Whether `rest` starts with Node's error code and a colon: ` [ERR_ASSERTION]:`.
+fn has_error_code(rest: &[u8]) -> bool {
+    let Some(code) = rest.strip_prefix(b" [") else {
+        return false;
+    };
+    let len = code
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_')
+        .count();
+    len > 0 && code[len..].starts_with(b"]:")
+}
+
 fn is_exception_name(word: &str) -> bool {
     word.starts_with(|c: char| c.is_ascii_uppercase())
         && ["Error", "Exception"]
@@ -557,6 +572,12 @@ mod tests {
             level_from_words("E   AssertionError: assert 'a' == 'b'"),
             Level::Error
         );
+        // Node's assertion with its error code (mocha's failure detail).
+        assert_eq!(
+            level_from_words("      AssertionError [ERR_ASSERTION]: month"),
+            Level::Error
+        );
+        assert_eq!(level_from_words("see [ERR_X]: no"), Level::None);
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         dumps::raise_key_values(doc, &mut query_scores);
         reports::raise_failure_assertions(doc, &mut query_scores);
         reports::raise_tap_failures(doc, &mut query_scores);
+        reports::raise_first_frames(doc, &mut query_scores);
     }
     if matches!(
         doc.kind,

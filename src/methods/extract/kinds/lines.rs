@@ -97,6 +97,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             doc::level_from_words(line)
         };
         let mut prior = match (style, level) {
+            // A test run's tally (`273 passing (430ms)`, `11 failing`) answers "how many".
+            (Style::Text, _) if is_run_tally(line) => 3.0,
             (Style::Text, Level::Error) => 3.0,
             (Style::Text, Level::Warn) => 1.0,
             (Style::Code, _) if is_definition(trimmed) => 1.0,
@@ -305,6 +307,28 @@ fn is_failed_test(line: &str) -> bool {
     })
 }
 
+/// A test run's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
+/// (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`.
+fn is_run_tally(line: &str) -> bool {
+    const TALLIES: &[&str] = &[
+        "passing", "failing", "pending", "passed", "failed", "skipped", "errors", "error", "tests",
+        "failures", "failure",
+    ];
+    if line.len() > 100 {
+        return false;
+    }
+    let rest = line.trim_start_matches([' ', '\t', '=', '-']);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(after) = rest[digits..].strip_prefix(' ').filter(|_| digits > 0) else {
+        return false;
+    };
+    let word_end = after
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(after.len());
+    TALLIES.contains(&&after[..word_end])
+        && (after[word_end..].is_empty() || after[word_end..].starts_with([' ', ',', '(']))
+}
+
 /// pytest's `E   AssertionError: …` lines: the failure's cause, under its test.
 fn is_pytest_error(line: &str) -> bool {
     line.strip_prefix('E')
@@ -511,6 +535,17 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
             "tests/test_app.py::test_ok PASSED            [ 41%]"
         ));
         assert!(is_failed_test("  ✕ renders the title (12 ms)"));
+    }
+
+    #[test]
+    fn a_test_runs_tally_is_told_from_other_counts() {
+        assert!(is_run_tally("  273 passing (430ms)"));
+        assert!(is_run_tally("  11 failing"));
+        assert!(is_run_tally("==== 3 failed, 97 passed in 1.20s ===="));
+        assert!(is_run_tally("5 tests, 1 failure"));
+        assert!(!is_run_tally("  4) construct-timestamp"));
+        assert!(!is_run_tally("12 passengers boarded"));
+        assert!(!is_run_tally("passing 12 tests"));
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! Rules about test reports: a failure's assertion lines carry the answer, while the query's
 //! words (the test file, the test's name) sit in the lines that locate the failure.
 
-use super::super::doc::{Doc, indent_of, is_tap_result};
+use super::super::doc::{Doc, Level, indent_of, is_tap_result};
 
 /// The share of a failure location's query match the failure's `E` lines gain.
 const ASSERTION_SHARE: f32 = 0.8;
 /// The share of a TAP test's query match (its `# name` comment) its failed assertions gain,
 /// and the share of a failed assertion's score its diagnostic block gains.
 const TAP_SHARE: f32 = 0.8;
-/// How many lines above its location line a failure's `E` lines are looked for.
+/// How many lines above its location line a failure's `E` lines are looked for, and below
+/// an error its first stack frame.
 const MAX_FAILURE_LINES: usize = 40;
+/// Lines above an error that may hold the title of the test it failed.
+const TITLE_LINES: usize = 3;
 
 /// pytest ends each failure with its location (`test_addr.py:307: AttributeError`) under the
 /// `E   …` lines that say what failed: when the query names that file or error, those lines
@@ -68,6 +71,47 @@ pub(super) fn raise_tap_failures(doc: &Doc<'_>, query_scores: &mut [f32]) {
     }
 }
 
+/// A raised error's first stack frame says where it was thrown (`at Context.<anonymous>
+/// (test/issues/0046.js:18:10)`), the line a "where did it fail" answer quotes. Only stacks
+/// printed under their error (JavaScript, Java) are read: Python prints its frames above. The frame gains a share of the match of the error and of the lines just above
+/// it (the failing test's title, as mocha and jest print it over the error).
+pub(super) fn raise_first_frames(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    for u in 0..doc.units.len() {
+        if doc.units[u].level != Level::Error {
+            continue;
+        }
+        let failure = query_scores[u.saturating_sub(TITLE_LINES)..=u]
+            .iter()
+            .fold(0.0f32, |a, &b| a.max(b));
+        if failure <= 0.0 {
+            continue;
+        }
+        let below = (u + 1..doc.units.len().min(u + 1 + MAX_FAILURE_LINES))
+            .take_while(|&b| doc.units[b].level != Level::Error)
+            .find(|&b| is_stack_frame(doc.text(b)));
+        if let Some(frame) = below {
+            query_scores[frame] = query_scores[frame].max(ASSERTION_SHARE * failure);
+        }
+    }
+}
+
+/// A stack frame with its place, as JavaScript prints it: `at f (path:12:5)`, `at path:12:5`.
+fn is_stack_frame(line: &str) -> bool {
+    let Some(rest) = line.trim().strip_prefix("at ") else {
+        return false;
+    };
+    let place = rest
+        .rsplit_once('(')
+        .map_or(rest, |(_, p)| p.trim_end_matches(')'));
+    let mut parts = place.rsplitn(3, ':');
+    let (Some(col), Some(row)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    [col, row]
+        .iter()
+        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether `line` is pytest's failure location: `path.py:LINE: ErrorName`.
 fn is_failure_location(line: &str) -> bool {
     let mut parts = line.trim_end().splitn(3, ':');
@@ -117,6 +161,35 @@ mod tests {
         assert!(is_failure_location("lib/x/capture.py:229: OSError"));
         assert!(!is_failure_location("test_shlex.py:166: "));
         assert!(!is_failure_location("2024-05-01 10:00:01 started"));
+    }
+
+    #[test]
+    fn the_first_frame_of_a_failure_the_query_names_says_where_it_was_thrown() {
+        // mocha's failure details: number and suite, the test's title, the error, a diff,
+        // then the stack.
+        let text = "  9) Issues\n\
+                    \x20      Timestamps are parsed in local time:\n\
+                    \x20     AssertionError [ERR_ASSERTION]: month\n\
+                    10 !== 9\n\
+                    \x20     + expected - actual\n\
+                    \x20     at Context.<anonymous> (test/issues/0046.js:18:10)\n\
+                    \x20     at process.processImmediate (node:internal/timers:476:21)\n\
+                    \x20 10) Issues\n\
+                    \x20      Dumper keeps the order:\n\
+                    \x20     AssertionError [ERR_ASSERTION]: order\n\
+                    \x20     at Context.<anonymous> (test/issues/0063.js:12:3)\n";
+        let s = scored(
+            text,
+            "why did 'Timestamps are parsed in local time' fail, and where?",
+        );
+        assert!(s[5] > s[6], "{s:?}");
+        assert!(s[5] > s[10], "{s:?}");
+        assert!(is_stack_frame(
+            "    at Context.<anonymous> (test/a.js:18:10)"
+        ));
+        assert!(is_stack_frame("    at test/a.js:18:10"));
+        assert!(!is_stack_frame("  File \"t.py\", line 3, in f"));
+        assert!(!is_stack_frame("  at the end of the day"));
     }
 
     #[test]
