@@ -181,7 +181,10 @@ fn condense(text: &str, hints: &Hints<'_>, budget: usize, counter: &TokenCounter
     let max_unit_bytes = (budget.saturating_mul(7) / 10).clamp(160, 8000);
     let doc = kinds::build(text, kind, json, query.as_ref(), max_unit_bytes);
     let scores = score::score(&doc, query.as_ref());
-    let filled = fill::fill(&doc, &scores, budget, counter);
+    let mut filled = fill::fill(&doc, &scores, budget, counter);
+    if kinds::is_reader_view(kind, &doc) && filled.omitted_units == 0 {
+        with_source_tail(&mut filled, text, query.as_ref(), budget, counter);
+    }
     Extracted {
         text: filled.text,
         stats: ExtractStats {
@@ -192,5 +195,40 @@ fn condense(text: &str, hints: &Hints<'_>, budget: usize, counter: &TokenCounter
             tokens: filled.tokens,
             unchanged: false,
         },
+    }
+}
+
+/// The line between a reader's view and the part of its source that follows it.
+const SOURCE_TAIL_MARK: &str = "[… the JSON it was read from, in part: …]";
+/// The least room, in tokens, worth a source tail.
+const MIN_TAIL_TOKENS: usize = 100;
+
+/// A notebook's reader's view that fits whole with room to spare is followed by its JSON,
+/// condensed to the room left: the cells the query names as the file holds them (a line
+/// quoted from the file, `raise Exception(\"message\")`, reads the same), where the view
+/// shows their text decoded. Added only when the whole still fits the budget.
+fn with_source_tail(
+    filled: &mut fill::Filled,
+    text: &str,
+    query: Option<&query::Query>,
+    budget: usize,
+    counter: &TokenCounter,
+) {
+    let room = budget.saturating_sub(filled.tokens + counter.count(SOURCE_TAIL_MARK) + 2);
+    if room < MIN_TAIL_TOKENS {
+        return;
+    }
+    let max_unit_bytes = (room.saturating_mul(7) / 10).clamp(160, 8000);
+    let doc = kinds::json::build_document(text, query, max_unit_bytes);
+    let scores = score::score(&doc, query);
+    let tail = fill::fill(&doc, &scores, room, counter);
+    if tail.kept_units == 0 {
+        return;
+    }
+    let whole = format!("{}\n{SOURCE_TAIL_MARK}\n{}", filled.text, tail.text);
+    if let Some(tokens) = counter.count_up_to(&whole, budget) {
+        filled.text = whole;
+        filled.tokens = tokens;
+        filled.kept_units += tail.kept_units;
     }
 }

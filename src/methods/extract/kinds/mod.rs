@@ -21,6 +21,12 @@ pub(crate) mod log;
 pub(crate) mod markdown;
 pub(crate) mod notebook;
 
+/// Whether `doc`, built from a text detected as `detected`, is a reader's view of it rather
+/// than the text's own lines: a notebook read as its document (see [`notebook`]).
+pub(crate) fn is_reader_view(detected: ContentKind, doc: &Doc<'_>) -> bool {
+    detected == ContentKind::Json && doc.kind == ContentKind::Markdown
+}
+
 /// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any
 /// (a large document is not parsed whole, and is walked from its text);
 /// `max_unit_bytes` bounds any one unit so that no single piece can crowd out the rest.

@@ -258,6 +258,51 @@ mod tests {
     }
 
     #[test]
+    fn a_small_notebook_with_big_images_fills_its_budget_with_its_json() {
+        use crate::TokenCounter;
+        use crate::methods::extract::{Hints, extract_with_stats};
+        // Two cells of text and an image of about 60 KB: the reader's view is a few lines.
+        let image = "iVBORw0KGgoAAAANSUhEUgAAAJgAAABWCAYAAAAzIF".repeat(1500);
+        let notebook = serde_json::json!({
+            "cells": [
+                {"cell_type": "markdown", "metadata": {}, "source": ["# Errors\n"]},
+                {"cell_type": "code", "execution_count": 2, "metadata": {},
+                 "source": ["def matrix_calc(L=None):\n", "    raise Exception(\"message\")\n"],
+                 "outputs": [{"data": {"image/png": image, "text/plain": ["<Figure>"]},
+                              "execution_count": 2, "metadata": {}, "output_type": "execute_result"}]}
+            ],
+            "metadata": {"kernelspec": {"name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 2
+        });
+        let text = serde_json::to_string_pretty(&notebook).unwrap();
+        let hints = Hints::new().with_query("what does matrix_calc raise?");
+        let counter = TokenCounter::default();
+        let out = extract_with_stats(&text, &hints, 800, &counter);
+        assert!(out.stats.tokens <= 800);
+        // The view first, decoded; then the cell as the file holds it.
+        let (view, source) = out
+            .text
+            .split_once("[… the JSON it was read from, in part: …]")
+            .unwrap();
+        assert!(
+            view.contains("    raise Exception(\"message\")\n"),
+            "{view}"
+        );
+        assert!(
+            source.contains(r#"raise Exception(\"message\")"#),
+            "{source}"
+        );
+        // A view that does not fit whole has no tail.
+        let out = extract_with_stats(&text, &hints, 40, &counter);
+        assert!(
+            !out.text.contains("the JSON it was read from"),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
     fn other_json_is_not_a_notebook() {
         for other in [
             r#"{"cells": []}"#,
