@@ -224,7 +224,15 @@ pub(crate) fn definition_name(line: &str) -> Option<&str> {
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(rest.len());
         let word = &rest[..word_end];
+        let after_word = rest[word_end..].trim_start();
         rest = rest[word_end..].trim_start_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        // A Go method names its receiver first: `func (pc *persistConn) roundTrip(`.
+        if word == "func"
+            && after_word.starts_with('(')
+            && let Some((_, method)) = after_word.split_once(')')
+        {
+            rest = method.trim_start();
+        }
         if KEYWORDS.contains(&word) {
             let end = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -445,6 +453,13 @@ pub fn other() {\n    let x = 1;\n}\n";
         assert_eq!(definition_name("async def fetch(self):"), Some("fetch"));
         assert_eq!(definition_name("sub tempfile {"), Some("tempfile"));
         assert_eq!(definition_name("let x = 1;"), None);
+        // A Go method is named after its receiver; a function literal has no name.
+        assert_eq!(
+            definition_name("func (pc *persistConn) shouldRetryRequest(req *Request) bool {"),
+            Some("shouldRetryRequest")
+        );
+        assert_eq!(definition_name("func main() {"), Some("main"));
+        assert_eq!(definition_name("go func() {"), None);
     }
 
     #[test]
