@@ -21,6 +21,10 @@ pub(crate) enum Style {
 
 /// How many lines after an error line are treated as its detail (location, cause).
 const ERROR_CONTEXT_LINES: usize = 6;
+/// How many last lines of a text may hold the rule over its summary.
+const SUMMARY_LINES: usize = 4;
+/// Added to the lines under a rule at the end of a text.
+const SUMMARY_PRIOR: f32 = 2.0;
 
 pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     let record_key = match style {
@@ -148,6 +152,18 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         }
         if last_summary && let Some(last) = units.last_mut() {
             last.prior += 1.5;
+        }
+        // A horizontal rule near the end sets the run's summary apart (pylint's
+        // `Your code has been rated at 8.16/10` under its dashes): the lines below it are
+        // what "how did it go" asks for.
+        let tail = units.len().saturating_sub(SUMMARY_LINES)..units.len();
+        let rule = tail
+            .rev()
+            .find(|&u| is_horizontal_rule(&text[units[u].span.range()]));
+        if let Some(rule) = rule {
+            for unit in &mut units[rule + 1..] {
+                unit.prior += SUMMARY_PRIOR;
+            }
         }
     }
     let fields = match style {
@@ -305,6 +321,14 @@ fn is_failed_test(line: &str) -> bool {
             .to_ascii_lowercase();
         !word.is_empty() && !PASSING.contains(&word.as_str()) && !word.starts_with("bench")
     })
+}
+
+/// A line of one repeated `-`, `=` or `_` (at least 10), setting apart what follows.
+fn is_horizontal_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 10
+        && t.bytes()
+            .all(|b| b == t.as_bytes()[0] && matches!(b, b'-' | b'=' | b'_'))
 }
 
 /// A test run's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
@@ -535,6 +559,20 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
             "tests/test_app.py::test_ok PASSED            [ 41%]"
         ));
         assert!(is_failed_test("  ✕ renders the title (12 ms)"));
+    }
+
+    #[test]
+    fn the_lines_under_a_closing_rule_are_a_summary() {
+        let text = "a.py:1:0: C0114: Missing module docstring (missing-module-docstring)\n\
+                    a.py:9:4: E0602: Undefined variable 'x' (undefined-variable)\n\
+                    \n\
+                    -----------------------------------\n\
+                    Your code has been rated at 8.16/10\n";
+        let doc = build(text, Style::Text);
+        assert!(doc.units[3].prior >= doc.units[1].prior, "{:?}", doc.units);
+        assert!(is_horizontal_rule("==========================="));
+        assert!(!is_horizontal_rule("-=-=-=-=-=-=-=-="));
+        assert!(!is_horizontal_rule("-----"));
     }
 
     #[test]

@@ -95,6 +95,34 @@ pub(super) fn raise_first_frames(doc: &Doc<'_>, query_scores: &mut [f32]) {
     }
 }
 
+/// A failed doctest prints its example, what it expected and what it got, each under its
+/// header: they answer together, so the `Got:` lines gain the best match of the example and
+/// the `Expected:` lines (the query names the example's function, or the value expected).
+pub(super) fn pair_doctest_results(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    let mut expected: Option<f32> = None;
+    let mut u = 0;
+    while u < doc.units.len() {
+        match doc.text(u).trim_end() {
+            "Failed example:" => expected = Some(0.0),
+            "Expected:" => expected = Some(expected.unwrap_or(0.0)),
+            "Got:" => {
+                if let Some(best) = expected.take().filter(|&b| b > 0.0) {
+                    query_scores[u] = query_scores[u].max(best);
+                    while u + 1 < doc.units.len() && doc.text(u + 1).starts_with([' ', '\t']) {
+                        u += 1;
+                        query_scores[u] = query_scores[u].max(best);
+                    }
+                }
+            }
+            line => match expected.as_mut() {
+                Some(best) if line.starts_with([' ', '\t']) => *best = best.max(query_scores[u]),
+                _ => expected = None,
+            },
+        }
+        u += 1;
+    }
+}
+
 /// A stack frame with its place, as JavaScript prints it: `at f (path:12:5)`, `at path:12:5`.
 fn is_stack_frame(line: &str) -> bool {
     let Some(rest) = line.trim().strip_prefix("at ") else {
@@ -190,6 +218,24 @@ mod tests {
         assert!(is_stack_frame("    at test/a.js:18:10"));
         assert!(!is_stack_frame("  File \"t.py\", line 3, in f"));
         assert!(!is_stack_frame("  at the end of the day"));
+    }
+
+    #[test]
+    fn a_failed_doctests_result_answers_with_what_it_expected() {
+        let text = "Failed example:\n\
+                    \x20   list(split_at(range(10), maxsplit=2))\n\
+                    Expected:\n\
+                    \x20   [[0], [2], [4, 5]]\n\
+                    Got:\n\
+                    \x20   [[0], [2, 3, 4, 5]]\n\
+                    Ran 9 tests\n";
+        let plain = scored(
+            text.replace("Got:", "Had:").as_str(),
+            "what did the split_at example get?",
+        );
+        let s = scored(text, "what did the split_at example get?");
+        assert!(s[5] > plain[5], "{s:?} {plain:?}");
+        assert!(s[6] < s[5], "{s:?}");
     }
 
     #[test]
