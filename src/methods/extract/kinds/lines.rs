@@ -42,6 +42,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // under it up to the next blank line are its entries.
     let mut heading: Option<usize> = None;
     let mut since_error: Option<usize> = None;
+    // gcc's `file.c: In function ‘f’:` line: the function the diagnostics under it are in.
+    let mut compiler_context: Option<usize> = None;
     // Whether the line before was indented: an unindented line after indented ones starts the
     // next record of an output without blank lines (a GC log's pause and its details).
     let mut previous_indented = false;
@@ -56,6 +58,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             since_error = None;
             continue;
         }
+        let diagnostic = style == Style::Text && is_diagnostic_head(line);
         let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
             || (headed_fields
                 && !line.starts_with(char::is_whitespace)
@@ -67,7 +70,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             // A record's own lines are under it, not under a heading before it.
             heading = None;
         } else if (blank_before && record_key.is_none())
-            || (style == Style::Text && is_diagnostic_head(line))
+            || diagnostic
             || (style == Style::Text && record_key.is_none() && outdented(line))
         {
             // A compiler or linter diagnostic is one block with its snippet and notes.
@@ -85,10 +88,15 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         }
         let parent = scopes.last().map(|&(_, u)| u).or(if starts_record {
             None
+        } else if diagnostic {
+            compiler_context.or(heading).or(record_root)
         } else {
             heading.or(record_root)
         });
         let index = units.len();
+        if style == Style::Text && is_compiler_context(line) {
+            compiler_context = Some(index);
+        }
         if opens_heading {
             heading = Some(index);
         }
@@ -119,7 +127,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
                 }
             }
             // A located warning (`file:12:3: warning: …`) has its snippet below it too.
-            if level == Level::Error || (level == Level::Warn && is_diagnostic_head(line)) {
+            if level == Level::Error || (level == Level::Warn && diagnostic) {
                 since_error = Some(0);
             }
         }
@@ -321,6 +329,21 @@ fn is_failed_test(line: &str) -> bool {
             .to_ascii_lowercase();
         !word.is_empty() && !PASSING.contains(&word.as_str()) && !word.starts_with("bench")
     })
+}
+
+/// gcc's line naming where the diagnostics under it are: `a.c: In function ‘f’:`,
+/// `a.cc: In member function ‘…’:`, `a.c: At top level:`.
+fn is_compiler_context(line: &str) -> bool {
+    line.ends_with(':')
+        && !line.starts_with(char::is_whitespace)
+        && line.split_once(": ").is_some_and(|(path, rest)| {
+            !path.contains(' ')
+                && (rest.starts_with("In function ")
+                    || rest.starts_with("In member function ")
+                    || rest.starts_with("In constructor ")
+                    || rest.starts_with("In destructor ")
+                    || rest == "At top level:")
+        })
 }
 
 /// A line of one repeated `-`, `=` or `_` (at least 10), setting apart what follows.
@@ -559,6 +582,21 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
             "tests/test_app.py::test_ok PASSED            [ 41%]"
         ));
         assert!(is_failed_test("  ✕ renders the title (12 ms)"));
+    }
+
+    #[test]
+    fn a_gcc_diagnostic_keeps_the_function_it_is_in() {
+        let text = "r/_regex.c: In function ‘retry_fuzzy_match_item’:\n\
+                    r/_regex.c:120:20: warning: comparison is always false [-Wtype-limits]\n\
+                    \x20 120 |     if (x < 0)\n\
+                    r/_regex.c:130:5: warning: unused variable ‘y’ [-Wunused-variable]\n\
+                    r/_regex.c: At top level:\n\
+                    r/_regex.c:900:1: warning: cast between incompatible function types\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.units[1].parent, Some(0).into());
+        assert_eq!(doc.units[3].parent, Some(0).into());
+        assert_eq!(doc.units[5].parent, Some(4).into());
+        assert!(!is_compiler_context("note: In function"));
     }
 
     #[test]
