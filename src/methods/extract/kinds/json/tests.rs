@@ -310,17 +310,16 @@ fn list_items_the_query_names_are_kept_with_their_path_from_a_folded_list() {
         .iter()
         .find(|t| t.contains(r#""hub""#))
         .expect("the hub record");
+    // The record's own JSON, pruned: the list under its path, its named items in it.
+    assert!(hub.contains(r#"{"metadata":{"name":"hub","#), "{hub}");
+    assert!(hub.contains(r#""requires_dist":["#), "{hub}");
     assert!(
-        hub.contains(r#"metadata.requires_dist[3]:"zebra<2.0,>=1.4; os_name == 'posix'""#),
+        hub.contains(r#""zebra<2.0,>=1.4; os_name == 'posix'""#),
         "{hub}"
     );
-    assert!(
-        hub.contains(r#"metadata.requires_dist[9]:"quokka>=0.3.1""#),
-        "{hub}"
-    );
+    assert!(hub.contains(r#""quokka>=0.3.1""#), "{hub}");
     // What the query does not touch makes room for them.
     assert!(!hub.contains("Permission is hereby"), "{hub}");
-    assert!(hub.contains(r#"metadata.name:"hub""#), "{hub}");
 }
 
 #[test]
