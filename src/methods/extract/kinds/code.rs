@@ -91,7 +91,13 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         };
         let end = body_end(&doc, u);
         named.push((u, end, naming));
-        u = end.max(u + 1);
+        // A named container (an `impl`, a class) may hold the methods the query names: they
+        // are looked for inside it, and weigh on top of it.
+        u = if is_container(line) {
+            u + 1
+        } else {
+            end.max(u + 1)
+        };
     }
     // A definition the query gives by name is what it asks about; one whose name merely
     // spells words of the question ("build the class": `build_class`) is a guess beside it.
@@ -201,23 +207,35 @@ fn defines(line: &str, name: &str) -> bool {
         || (line.starts_with("#define") && rest.len() > name.len())
 }
 
+/// Whether the definition on `line` holds definitions of its own: `impl`, `class`, `trait`,
+/// `mod`, `interface`.
+fn is_container(line: &str) -> bool {
+    const CONTAINERS: &[&str] = &["impl", "class", "trait", "mod", "interface"];
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .find(|w| DEFINITION_KEYWORDS.contains(w))
+        .is_some_and(|w| CONTAINERS.contains(&w))
+}
+
+/// The words a definition starts with, before the name it defines.
+const DEFINITION_KEYWORDS: &[&str] = &[
+    "fn",
+    "def",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "mod",
+    "function",
+    "func",
+    "interface",
+    "type",
+    "impl",
+    "sub",
+];
+
 /// The name a definition line defines: the first identifier after its keyword.
 pub(crate) fn definition_name(line: &str) -> Option<&str> {
-    const KEYWORDS: &[&str] = &[
-        "fn",
-        "def",
-        "class",
-        "struct",
-        "enum",
-        "trait",
-        "mod",
-        "function",
-        "func",
-        "interface",
-        "type",
-        "impl",
-        "sub",
-    ];
+    const KEYWORDS: &[&str] = DEFINITION_KEYWORDS;
     let mut rest = line;
     loop {
         let word_end = rest
@@ -424,6 +442,22 @@ pub fn other() {\n    let x = 1;\n}\n";
         assert!(prior_of(&doc, "/// Parses a size.") >= NAMED_BODY_PRIOR - 1.0);
         assert!(prior_of(&doc, "Ok(0)") >= NAMED_BODY_PRIOR);
         assert!(prior_of(&doc, "let x = 1;") < 1.0);
+    }
+
+    #[test]
+    fn a_method_the_query_names_outranks_the_rest_of_its_named_impl() {
+        let text = "pub struct NaiveDate {\n    yof: i32,\n}\n\n\
+impl NaiveDate {\n    pub const fn from_ymd(y: i32) -> NaiveDate {\n        NaiveDate { yof: y }\n    }\n\n\
+    pub const fn years_since(&self, base: Self) -> Option<u32> {\n        let years = self.year() - base.year();\n        Some(years as u32)\n    }\n}\n";
+        let doc = build(
+            text,
+            Some(&query("in NaiveDate, how does years_since decide?")),
+        );
+        assert!(prior_of(&doc, "Some(years as u32)") > prior_of(&doc, "NaiveDate { yof: y }"));
+        assert!(prior_of(&doc, "NaiveDate { yof: y }") >= NAMED_BODY_PRIOR);
+        assert!(is_container("impl<T: Clone> Wrapper<T> {"));
+        assert!(is_container("class TimeColumn(ProgressColumn):"));
+        assert!(!is_container("pub fn implement(x: u8) {"));
     }
 
     #[test]
