@@ -210,12 +210,11 @@ fn write_pruned(
     (kept, within): (&HashMap<&str, String>, &HashSet<&str>),
     out: &mut String,
 ) {
-    let base = path.len();
     let (open, close) = if v.is_array() { ('[', ']') } else { ('{', '}') };
     out.push(open);
     let mut written = false;
     let mut skipped = false;
-    let mut child = |key: Option<&str>, x: &Value, path: &mut String, out: &mut String| {
+    for_each_child(v, path, usize::MAX, |key, x, path| {
         let leaf = kept.get(path.as_str());
         if leaf.is_none() && !within.contains(path.as_str()) {
             skipped = true;
@@ -233,28 +232,7 @@ fn write_pruned(
             Some(value) => out.push_str(value),
             None => write_pruned(x, path, (kept, within), out),
         }
-    };
-    match v {
-        Value::Object(map) => {
-            for (k, x) in map {
-                path.truncate(base);
-                if base > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
-                child(Some(k), x, path, out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                path.truncate(base);
-                let _ = write!(path, "[{i}]");
-                child(None, x, path, out);
-            }
-        }
-        _ => {}
-    }
-    path.truncate(base);
+    });
     if skipped {
         if written {
             out.push(',');
@@ -428,6 +406,25 @@ fn collect<'v>(
     if depth > MAX_DEPTH {
         return;
     }
+    for_each_child(v, path, MAX_ITEMS, |key, x, path| {
+        if is_leaf(x) {
+            leaves.push(leaf(path, x, key, depth, named, query));
+        } else {
+            let key_named = key.is_some_and(|k| key_words_named(k, query).1 > 0);
+            let inherited = named + if key_named { PARENT_KEY_NAMED } else { 0 };
+            collect(x, path, depth + 1, inherited, query, leaves);
+        }
+    });
+}
+
+/// Calls `f` with each member (its key) or item (no key, at most `max_items`) of `v`, `path`
+/// extended to it (`spec.containers`, `spec.containers[0]`) and put back after.
+fn for_each_child<'v>(
+    v: &'v Value,
+    path: &mut String,
+    max_items: usize,
+    mut f: impl FnMut(Option<&'v str>, &'v Value, &mut String),
+) {
     let base = path.len();
     match v {
         Value::Object(map) => {
@@ -437,24 +434,14 @@ fn collect<'v>(
                     path.push('.');
                 }
                 path.push_str(k);
-                if is_leaf(x) {
-                    leaves.push(leaf(path, x, Some(k), depth, named, query));
-                } else {
-                    let key_named = key_words_named(k, query).1 > 0;
-                    let inherited = named + if key_named { PARENT_KEY_NAMED } else { 0 };
-                    collect(x, path, depth + 1, inherited, query, leaves);
-                }
+                f(Some(k), x, path);
             }
         }
         Value::Array(items) => {
-            for (i, x) in items.iter().take(MAX_ITEMS).enumerate() {
+            for (i, x) in items.iter().take(max_items).enumerate() {
                 path.truncate(base);
                 let _ = write!(path, "[{i}]");
-                if is_leaf(x) {
-                    leaves.push(leaf(path, x, None, depth, named, query));
-                } else {
-                    collect(x, path, depth + 1, named, query, leaves);
-                }
+                f(None, x, path);
             }
         }
         _ => {}
