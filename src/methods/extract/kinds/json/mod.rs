@@ -48,6 +48,10 @@ const MIN_PROJECTION_BYTES: usize = 600;
 /// An object whose line of short members overflows a unit is shown a member a line when it has
 /// at least this many of them.
 const MIN_MEMBER_LINES: usize = 8;
+/// Sibling records this few, each many times a line's size, are containers (a linter's
+/// report per file, a package's dependency tree): each is walked like a document of its own.
+const FEW_RECORDS: usize = 8;
+const CONTAINER_LINES: usize = 4;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Rows of a table are given their record in full (for the room left when the whole document
@@ -424,7 +428,7 @@ impl<'q> Builder<'q> {
                     &label,
                     path,
                     schema,
-                    (&stats, table.as_ref(), &common),
+                    (&stats, table.as_ref(), &common, count),
                     first_field,
                     &mut field_index,
                 );
@@ -447,7 +451,7 @@ impl<'q> Builder<'q> {
         label: &str,
         path: &str,
         schema: usize,
-        (stats, table, common): (&KeyStats, Option<&table::Table>, &[bool]),
+        (stats, table, common, count): (&KeyStats, Option<&table::Table>, &[bool], usize),
         first_field: usize,
         field_index: &mut HashMap<String, usize>,
     ) {
@@ -456,6 +460,14 @@ impl<'q> Builder<'q> {
         // Records are many: a smaller cap fits more of them, and the shortening keeps the
         // fields the query names.
         let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
+        let container = CONTAINER_LINES * self.max_unit_bytes;
+        if count <= FEW_RECORDS && approx_len(item, container) > container {
+            // A few records, each a document's worth (the warnings of one linted file, a
+            // package's tree of dependencies): one line, or a projection, would show a sliver
+            // of each. Each is walked instead, so its inner records become rows of their own.
+            self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
+            return;
+        }
         if self.project
             && let Some(q) = self.query
             && names_a_part(q, label, item)

@@ -577,3 +577,39 @@ fn a_record_named_by_a_value_keeps_the_colon_spaces_of_a_pretty_original() {
         .expect("another record");
     assert!(!other.contains(r#""name": "crate3""#), "{other}");
 }
+
+#[test]
+fn a_few_records_each_a_document_are_walked_into_their_inner_records() {
+    // A linter's report: one record per file, each holding hundreds of findings.
+    let findings = |file: usize| -> Vec<Value> {
+        (0..300)
+            .map(|i| {
+                let rule = if file == 1 && i == 250 {
+                    "declaration-property-value-no-unknown"
+                } else {
+                    "rule-empty-line-before"
+                };
+                serde_json::json!({"line": i, "column": 1, "rule": rule, "text": format!("Finding {i} ({rule})")})
+            })
+            .collect()
+    };
+    let report: Vec<Value> = (0..3)
+        .map(|f| serde_json::json!({"source": format!("f{f}.css"), "errored": true, "warnings": findings(f)}))
+        .collect();
+    let doc = build_value(&Value::Array(report), None, 1000);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    // Each file's findings are records of their own, one line each, the rare one among them.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("[1].warnings: 300 records")),
+        "{:?}",
+        &texts[..8]
+    );
+    assert!(
+        texts.iter().any(|t| t.starts_with("[1].warnings[250]:")
+            && t.contains("declaration-property-value-no-unknown")),
+        "{:?}",
+        &texts[..8]
+    );
+}
