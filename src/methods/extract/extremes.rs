@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use super::doc::{Doc, Field, FieldValue};
-use super::query::Ends;
+use super::query::{Ends, Query};
+use super::terms::for_each_word;
 
 /// A field value rare among sibling records, or the column's largest or smallest value.
 const RARE_VALUE_WEIGHT: f32 = 2.5;
@@ -16,6 +17,21 @@ const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
 /// The share of the extreme weight the largest value and its runners-up get.
 const RUNNER_UP_SHARES: [f32; 3] = [1.0, 0.7, 0.5];
+/// The same for a column the query names and ranks ("the largest area", "the most bytes"):
+/// its values are the answer, and "which are the biggest" reads on past the third.
+const NAMED_RUNNER_UP_SHARES: [f32; 6] = [1.0, 0.85, 0.75, 0.65, 0.55, 0.45];
+/// The largest values a column keeps track of.
+const TOP_KEPT: usize = NAMED_RUNNER_UP_SHARES.len();
+/// A named and ranked column's ends score this share of the best match of the query: as
+/// much as a record that holds its words.
+const NAMED_EXTREME_SHARE: f32 = 1.0;
+
+/// How one field's values are weighed.
+struct Weights {
+    rare: f32,
+    extreme: f32,
+    shares: &'static [f32],
+}
 /// The share of the extreme weight a column's ends get when the column only grows or shrinks.
 const MONOTONIC_SHARE: f32 = 0.5;
 /// The share of the extreme weight the end of a column the query did not ask for gets.
@@ -25,12 +41,14 @@ const UNASKED_END_SHARE: f32 = 0.3;
 pub(crate) fn add_field_signals(
     doc: &Doc<'_>,
     query_scores: &[f32],
-    ends: Ends,
+    query: Option<&Query>,
     scores: &mut [f32],
 ) {
     if doc.fields.is_empty() {
         return;
     }
+    let ends = query.map(|q| q.ends).unwrap_or_default();
+    let ranked = ranked_fields(doc, query);
     // The header row names every column; the best match among records is the yardstick.
     let best = query_scores
         .iter()
@@ -44,40 +62,98 @@ pub(crate) fn add_field_signals(
         .collect();
     let mut rare = vec![0.0f32; scores.len()];
     let mut extreme = vec![0.0f32; scores.len()];
-    for field in &doc.fields {
-        signals(
-            field,
-            RARE_VALUE_WEIGHT,
-            EXTREME_WEIGHT,
-            ends,
-            &mut rare,
-            &mut extreme,
-        );
+    let ranking = Weights {
+        rare: 0.0,
+        extreme: EXTREME_WEIGHT.max(best * NAMED_EXTREME_SHARE),
+        shares: &NAMED_RUNNER_UP_SHARES,
+    };
+    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
+    // A column the query ranks by is ranked among all the records, unless the query names a
+    // group of them ("the slowest tool of this benchmark"): the group's own ends stand out
+    // then, and which group a superlative is about is more than words next to it tell.
+    // A query's exact string that is a whole value (`linux_no_literal`) names its records.
+    let exact: Vec<u64> = query.map_or_else(Vec::new, |q| {
+        q.exact
+            .iter()
+            .map(|e| xxhash_rust::xxh3::xxh3_64(e.as_bytes()))
+            .collect()
+    });
+    let grouped = add_group_extremes(doc, (&touched, &exact), ends, &mut extreme);
+    for (field, &ranked) in doc.fields.iter().zip(&ranked) {
+        let weights = Weights {
+            rare: RARE_VALUE_WEIGHT,
+            extreme: EXTREME_WEIGHT,
+            shares: &RUNNER_UP_SHARES,
+        };
+        signals(field, &weights, ends, &mut rare, &mut extreme);
+        if ranked && !grouped {
+            signals(field, &ranking, ends, &mut rare, &mut extreme);
+        }
         let subset = field.filtered(|u| matched[u]);
         if subset.len() >= 3 {
-            signals(
-                &subset,
-                MATCHED_RARE_WEIGHT,
-                MATCHED_EXTREME_WEIGHT,
-                ends,
-                &mut rare,
-                &mut extreme,
-            );
+            let weights = Weights {
+                rare: MATCHED_RARE_WEIGHT,
+                extreme: MATCHED_EXTREME_WEIGHT,
+                shares: &RUNNER_UP_SHARES,
+            };
+            signals(&subset, &weights, ends, &mut rare, &mut extreme);
         }
     }
-    let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
-    add_group_extremes(doc, &touched, ends, &mut extreme);
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
         *s += r + e;
     }
 }
 
+/// Per field, whether the query ranks records by it: it names the field next to a
+/// superlative (`area` of "the largest area", `bytesInOutput` of "the most bytes", the column
+/// `2011` of "the highest rate in 2011"). When it names none, a table's only numeric column is the one it ranks by (`du`:
+/// "which directory is largest").
+fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
+    let Some(q) = query.filter(|q| !q.ranked.is_empty()) else {
+        return vec![false; doc.fields.len()];
+    };
+    let mut buf = String::new();
+    let mut ranked: Vec<bool> = doc
+        .fields
+        .iter()
+        .map(|f| {
+            let mut named = false;
+            for_each_word(f.name(), &mut buf, |w| named |= q.ranked.contains(w));
+            named && is_numeric(f)
+        })
+        .collect();
+    if !ranked.contains(&true) {
+        let numeric: Vec<usize> = (0..doc.fields.len())
+            .filter(|&i| is_numeric(&doc.fields[i]))
+            .collect();
+        if let [only] = numeric[..] {
+            ranked[only] = true;
+        }
+    }
+    ranked
+}
+
+/// Whether most of a field's values are numbers.
+fn is_numeric(field: &Field) -> bool {
+    let numbers = field
+        .iter()
+        .filter(|(_, v)| matches!(v, FieldValue::Number(_)))
+        .count();
+    numbers >= 2 && numbers * 2 > field.len()
+}
+
 /// "The heaviest European car": the records that share a category value the query names
 /// (nearly all of them match the query at all, most other records do not, and they are a
 /// minority) form a group, and each numeric
 /// column's extremes within the group stand out as the query's answer.
-fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut [f32]) {
+/// Returns whether any group was found.
+fn add_group_extremes(
+    doc: &Doc<'_>,
+    (touched, exact): (&[bool], &[u64]),
+    ends: Ends,
+    extreme: &mut [f32],
+) -> bool {
     /// Groups smaller than this have no extremes worth the name.
     const MIN_GROUP: usize = 3;
     let numeric: Vec<&Field> = doc
@@ -86,8 +162,9 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
         .filter(|f| f.iter().any(|(_, v)| matches!(v, FieldValue::Number(_))))
         .collect();
     if numeric.is_empty() {
-        return;
+        return false;
     }
+    let mut found = false;
     let mut in_group = vec![false; doc.units.len()];
     let mut unused = Vec::new();
     for field in &doc.fields {
@@ -106,19 +183,21 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
         }
         let mut named: Vec<(usize, u64)> = counts
             .iter()
-            .filter(|&(_, &(_, members, hits))| {
+            .filter(|&(h, &(_, members, hits))| {
                 let others = field.len() - members;
-                // The value is what matched when its records match and most others do not.
+                // The value is what matched when its records match and most others do not,
+                // or when the query quotes it whole.
                 members >= MIN_GROUP
                     && members * 2 <= field.len()
-                    && hits * 10 >= members * 8
-                    && (all_hits - hits) * 2 <= others
+                    && (exact.contains(h)
+                        || hits * 10 >= members * 8 && (all_hits - hits) * 2 <= others)
             })
             .map(|(&h, &(first, _, _))| (first, h))
             .collect();
         if named.is_empty() {
             continue;
         }
+        found = true;
         named.sort_unstable();
         // Each named value's records, gathered in one scan of the field.
         let slot: HashMap<u64, usize> = named
@@ -141,26 +220,25 @@ fn add_group_extremes(doc: &Doc<'_>, touched: &[bool], ends: Ends, extreme: &mut
             }
             for column in &numeric {
                 let subset = column.filtered(|u| in_group[u]);
-                signals(
-                    &subset,
-                    0.0,
-                    MATCHED_EXTREME_WEIGHT,
-                    ends,
-                    &mut unused,
-                    extreme,
-                );
+                let weights = Weights {
+                    rare: 0.0,
+                    extreme: MATCHED_EXTREME_WEIGHT,
+                    shares: &RUNNER_UP_SHARES,
+                };
+                signals(&subset, &weights, ends, &mut unused, extreme);
             }
             for &u in &members {
                 in_group[u as usize] = false;
             }
         }
     }
+    found
 }
 
 /// A numeric column's largest values and its smallest, and whether it only grows or shrinks.
 struct ColumnEnds {
     /// The largest values, largest first, ties in unit order.
-    top: [Option<(usize, f64)>; RUNNER_UP_SHARES.len()],
+    top: [Option<(usize, f64)>; TOP_KEPT],
     /// The smallest value; of ties, the last in unit order.
     lowest: (usize, f64),
     /// Whether the values, in unit order, only grow or only shrink down the text.
@@ -171,7 +249,7 @@ struct ColumnEnds {
 fn column_ends(numbers: impl Iterator<Item = (usize, f64)>) -> Option<ColumnEnds> {
     // Largest first, ties in unit order: the same input always gives the same choice.
     let before = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    let mut top = [None; RUNNER_UP_SHARES.len()];
+    let mut top = [None; TOP_KEPT];
     let mut lowest: Option<(usize, f64)> = None;
     let mut previous: Option<(usize, f64)> = None;
     let (mut count, mut in_order, mut rising, mut falling) = (0, true, true, true);
@@ -206,14 +284,7 @@ fn column_ends(numbers: impl Iterator<Item = (usize, f64)>) -> Option<ColumnEnds
     })
 }
 
-fn signals(
-    values: &Field,
-    rare_weight: f32,
-    extreme_weight: f32,
-    ends: Ends,
-    rare: &mut [f32],
-    extreme: &mut [f32],
-) {
+fn signals(values: &Field, weights: &Weights, ends: Ends, rare: &mut [f32], extreme: &mut [f32]) {
     let n = values.len();
     if n < 3 {
         return;
@@ -250,7 +321,7 @@ fn signals(
         for (u, v) in values.iter() {
             let count = count_of(key(&v));
             if (count as usize) * 5 <= n {
-                let r = rare_weight * (1.0 - (count as f32).ln() / full);
+                let r = weights.rare * (1.0 - (count as f32).ln() / full);
                 rare[u] = rare[u].max(r);
             }
         }
@@ -271,9 +342,9 @@ fn signals(
     let hi = top[0].expect("a column of two numbers has a largest");
     if hi.1 > lo.1 {
         let weight = if monotonic {
-            extreme_weight * MONOTONIC_SHARE
+            weights.extreme * MONOTONIC_SHARE
         } else {
-            extreme_weight
+            weights.extreme
         };
         let (high, low) = if ends.high && ends.low {
             (weight, weight)
@@ -284,7 +355,7 @@ fn signals(
         };
         extreme[lo.0] = extreme[lo.0].max(low);
         // "The three largest", "which others exceeded": the runners-up count too, less.
-        for (&(u, x), share) in top.iter().flatten().zip(RUNNER_UP_SHARES) {
+        for (&(u, x), share) in top.iter().flatten().zip(weights.shares) {
             if x > lo.1 {
                 extreme[u] = extreme[u].max(high * share);
             }
@@ -295,12 +366,81 @@ fn signals(
 #[cfg(test)]
 mod tests {
     use super::column_ends;
+    use crate::methods::extract::kinds::csv;
+    use crate::methods::extract::query::Query;
+    use crate::methods::extract::{Hints, score};
+
+    /// The rows of `table` ranked by their score for `query`, best first.
+    fn ranked_rows(table: &str, query: &str) -> Vec<String> {
+        let doc = csv::build(table);
+        let q = Query::from_hints(&Hints::new().with_query(query));
+        let scores = score::score(&doc, q.as_ref());
+        let mut order: Vec<usize> = (1..doc.units.len()).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        order.iter().map(|&u| doc.text(u).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_column_named_next_to_a_superlative_ranks_its_largest_values_first() {
+        let mut table = String::from("country,region,area,population\n");
+        for i in 0..40 {
+            table.push_str(&format!(
+                "Land{i},North,{},{}\n",
+                1000 + i * 10,
+                5_000_000 - i
+            ));
+        }
+        table.push_str("Vastland,South,17098242,1000\nBigland,South,9984670,2000\n");
+        table.push_str("Tinyland,North land,1,300\n");
+        // The query's words match one row more than the others; the ranking still puts the
+        // largest areas first.
+        let rows = ranked_rows(
+            &table,
+            "which country has the largest area, and Tinyland's?",
+        );
+        assert!(
+            rows[..3].iter().any(|r| r.starts_with("Vastland")),
+            "{rows:?}"
+        );
+        assert!(
+            rows[..3].iter().any(|r| r.starts_with("Bigland")),
+            "{rows:?}"
+        );
+        // A column named away from the superlative is not ranked by.
+        let rows = ranked_rows(&table, "the largest country? Also give every population.");
+        assert!(
+            !rows[..2].iter().any(|r| r.starts_with("Land0,")),
+            "{rows:?}"
+        );
+    }
+
+    #[test]
+    fn a_table_s_only_numeric_column_is_ranked_by_when_the_query_names_none() {
+        let mut listing = String::new();
+        for i in 0..60 {
+            listing.push_str(&format!("{}K\tusr/share/pkg/lisp/file{i}.elc\n", 4 + i % 7));
+        }
+        listing.push_str("62M\tusr/share/pkg/lisp\n75M\tusr/share/pkg\n");
+        let rows = ranked_rows(&listing, "which directory is the largest, how big is it?");
+        assert!(rows[..2].iter().any(|r| r.starts_with("62M")), "{rows:?}");
+        assert!(rows[..2].iter().any(|r| r.starts_with("75M")), "{rows:?}");
+    }
 
     #[test]
     fn a_column_s_ends_are_its_largest_values_in_order_and_its_last_smallest() {
         let column = [(0, 5.0), (1, 9.0), (2, 1.0), (3, 9.0), (4, 7.0), (5, 1.0)];
         let ends = column_ends(column.into_iter()).unwrap();
-        assert_eq!(ends.top, [Some((1, 9.0)), Some((3, 9.0)), Some((4, 7.0))]);
+        assert_eq!(
+            ends.top,
+            [
+                Some((1, 9.0)),
+                Some((3, 9.0)),
+                Some((4, 7.0)),
+                Some((0, 5.0)),
+                Some((2, 1.0)),
+                Some((5, 1.0))
+            ]
+        );
         assert_eq!(ends.lowest, (5, 1.0));
         assert!(!ends.monotonic);
     }

@@ -17,6 +17,9 @@ pub(crate) struct Field {
     bits: Vec<u64>,
     /// One bit a value: whether it is a number.
     numbers: Vec<u64>,
+    /// What the records call the field (a CSV column's header, a JSON key), when they do: a
+    /// query may name it.
+    name: Box<str>,
 }
 
 impl Field {
@@ -28,6 +31,17 @@ impl Field {
             numbers: Vec::with_capacity(n.div_ceil(64)),
             ..Field::default()
         }
+    }
+
+    /// The field named `name` (a column's header, a key), for a query to name.
+    pub(crate) fn with_name(mut self, name: &str) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// What the records call the field; empty when unnamed.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Adds `value` of record `unit`.
@@ -97,7 +111,7 @@ impl Field {
 
     /// Renumbers the records after units were split: record `u` becomes `new_index[u]`.
     pub(crate) fn renumber(&mut self, new_index: &[usize]) {
-        let mut renumbered = Field::with_capacity(self.len());
+        let mut renumbered = Field::with_capacity(self.len()).with_name(&self.name);
         for (unit, value) in self.iter() {
             renumbered.push(new_index[unit], value);
         }

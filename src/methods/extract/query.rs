@@ -25,6 +25,9 @@ pub(crate) struct Query {
     /// Which end of a numeric column the query asks about ("the longest pause", "the
     /// smallest file"); both when it names neither or both.
     pub(crate) ends: Ends,
+    /// The words next to a superlative ("the most bytes", "the largest area", "highest
+    /// fertility rate in 2011"): a column they name is what the query ranks by.
+    pub(crate) ranked: std::collections::HashSet<String, WordHash>,
 }
 
 /// The hasher of the query's word maps: every word of a document is looked up in them, and
@@ -110,6 +113,7 @@ impl Query {
         if let Some(text) = hints.query {
             query.add_text(text);
             query.ends = ends_asked(text);
+            query.ranked = ranked_words(text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -252,15 +256,74 @@ impl Query {
     }
 }
 
+/// Words that rank by a column: the superlatives of [`HIGH_WORDS`] and [`LOW_WORDS`], not
+/// their thresholds ("over 100", "below 5"), which may be about anything.
+const SUPERLATIVES: &[&str] = &[
+    "largest", "biggest", "highest", "longest", "slowest", "heaviest", "most", "maximum",
+    "greatest", "worst", "top", "peak", "smallest", "lowest", "shortest", "fastest", "lightest",
+    "least", "minimum", "fewest", "cheapest",
+];
+/// How far from a superlative, in words, the column it ranks by is named: after it ("the
+/// highest fertility rate in 2011"), or just before ("bytes the most").
+const RANKED_AFTER: usize = 6;
+const RANKED_BEFORE: usize = 2;
+
+/// The words, normalized as the query's, within a few words of a superlative in its
+/// clause. "At least" and "at most" are bounds, not superlatives.
+fn ranked_words(text: &str) -> std::collections::HashSet<String, WordHash> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let bare = |t: &str| {
+        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_ascii_lowercase()
+    };
+    let ends_sentence = |t: &str| t.ends_with(['?', '.', ';', '!', ',']);
+    let mut ranked = std::collections::HashSet::default();
+    let mut buf = String::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let word = bare(token);
+        let bound =
+            i > 0 && bare(tokens[i - 1]) == "at" && matches!(word.as_str(), "least" | "most");
+        if !SUPERLATIVES.contains(&word.as_str()) || bound {
+            continue;
+        }
+        let mut from = i;
+        while from > 0 && i - from < RANKED_BEFORE && !ends_sentence(tokens[from - 1]) {
+            from -= 1;
+        }
+        let mut to = i;
+        while to + 1 < tokens.len() && to - i < RANKED_AFTER && !ends_sentence(tokens[to]) {
+            to += 1;
+        }
+        for token in &tokens[from..=to] {
+            for_each_word(token, &mut buf, |w| {
+                ranked.insert(w.to_owned());
+            });
+        }
+    }
+    ranked
+}
+
 /// Which ends of a column `text` asks about: only the high end when it has a word for the
 /// largest and none for the smallest, and the other way round; otherwise both.
 fn ends_asked(text: &str) -> Ends {
     let mut high = false;
     let mut low = false;
+    let mut previous = String::new();
     for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+        if word.is_empty() {
+            continue;
+        }
         let word = word.to_ascii_lowercase();
-        high |= HIGH_WORDS.contains(&word.as_str());
-        low |= LOW_WORDS.contains(&word.as_str());
+        // "At least 120" asks for what is over a bound, "at most 5" for what is under one.
+        match (previous.as_str(), word.as_str()) {
+            ("at", "least") => high = true,
+            ("at", "most") => low = true,
+            _ => {
+                high |= HIGH_WORDS.contains(&word.as_str());
+                low |= LOW_WORDS.contains(&word.as_str());
+            }
+        }
+        previous = word;
     }
     if high == low {
         Ends::default()
@@ -412,6 +475,21 @@ mod tests {
     }
 
     #[test]
+    fn the_words_near_a_superlative_are_what_the_query_ranks_by() {
+        let ranks_by = |q: &Query, word: &str| {
+            let mut named = false;
+            for_each_word(word, &mut String::new(), |w| named |= q.ranked.contains(w));
+            named
+        };
+        let q = query("Which input contributes the most bytes, and what is Vatican City's area?");
+        assert!(ranks_by(&q, "bytes"), "{:?}", q.ranked);
+        assert!(!ranks_by(&q, "area"), "{:?}", q.ranked);
+        let q = query("which cars have horsepower of at least 120, and the heaviest (weight)?");
+        assert!(ranks_by(&q, "weight"), "{:?}", q.ranked);
+        assert!(!ranks_by(&q, "horsepower"), "{:?}", q.ranked);
+    }
+
+    #[test]
     fn superlatives_choose_the_end_of_a_column() {
         let longest = query("which GC pause took the longest?");
         assert!(longest.ends.high && !longest.ends.low);
@@ -422,6 +500,9 @@ mod tests {
             Ends::default()
         );
         assert_eq!(query("which crate failed?").ends, Ends::default());
+        // A bound is not a superlative: "at least 120" asks for the high end.
+        let bound = query("which cars have at least 120 horsepower, and the highest mpg?");
+        assert!(bound.ends.high && !bound.ends.low);
     }
 
     #[test]

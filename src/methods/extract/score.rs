@@ -112,12 +112,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     if doc.kind == ContentKind::Log {
         add_template_rarity(doc, &mut scores);
     }
-    add_field_signals(
-        doc,
-        &query_scores,
-        query.map(|q| q.ends).unwrap_or_default(),
-        &mut scores,
-    );
+    add_field_signals(doc, &query_scores, query, &mut scores);
     pull_blocks(doc, &records, &query_scores, &mut scores);
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::lower_hex_dumps(doc, &query_scores, &mut scores);

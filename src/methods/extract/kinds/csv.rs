@@ -91,15 +91,17 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let delim = delimiter(&sample).unwrap_or(b',');
     let rows = doc::line_count(text);
     let mut units = Vec::with_capacity(rows);
-    let header_columns = sample
+    let header: Vec<&str> = sample
         .iter()
         .find(|l| !is_border(l))
-        .map_or(0, |h| split(h, delim).len());
+        .map_or_else(Vec::new, |h| split(h, delim));
+    let header_columns = header.len();
     // Each cell as a number when it reads as one, otherwise as a category: which of the two a
     // column is follows from all its cells, and keeping the cells' text until then would cost
     // several times the table.
-    let mut columns: Vec<Field> = (0..header_columns)
-        .map(|_| Field::with_capacity(rows))
+    let mut columns: Vec<Field> = header
+        .iter()
+        .map(|name| Field::with_capacity(rows).with_name(name.trim().trim_matches('"')))
         .collect();
     let mut row = 0;
     for span in spans() {
@@ -191,7 +193,8 @@ fn column_field<'t>(cells: Field, cell_of: impl Fn(usize) -> &'t str) -> Field {
         return cells;
     }
     let as_numbers = numeric * 10 >= cells.len() * 9;
-    let mut field = Field::with_capacity(if as_numbers { numeric } else { cells.len() });
+    let mut field = Field::with_capacity(if as_numbers { numeric } else { cells.len() })
+        .with_name(cells.name());
     for (unit, value) in cells.iter() {
         match value {
             FieldValue::Number(_) if as_numbers => field.push(unit, value),

@@ -588,7 +588,7 @@ impl<'q> Builder<'q> {
                 }
             };
             if index == self.fields.len() {
-                self.fields.push(Field::default());
+                self.fields.push(Field::default().with_name(key));
             }
             self.fields[index].push(unit, value);
         });
