@@ -208,7 +208,7 @@ fn looks_like_json_lines(text: &str) -> bool {
 fn looks_like_html(sample: &str) -> bool {
     let head = &sample[..crate::tokens::floor_char_boundary(sample, 4096)];
     let lower = head.to_ascii_lowercase();
-    let start = lower.trim_start();
+    let start = after_http_headers(lower.trim_start());
     if start.starts_with("<!doctype html") || start.starts_with("<html") {
         return true;
     }
@@ -217,6 +217,35 @@ fn looks_like_html(sample: &str) -> bool {
         && ["<div", "<p>", "<p ", "<body", "<table", "<head"]
             .iter()
             .any(|tag| lower.contains(tag))
+}
+
+/// `text` past the HTTP header lines it starts with, if any (`curl -i`'s status line and
+/// headers, a CGI program's `Content-type: text/html`), up to the blank line that ends them.
+fn after_http_headers(text: &str) -> &str {
+    let is_header = |line: &str| {
+        line.starts_with("http/")
+            || line.split_once(": ").is_some_and(|(name, _)| {
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            })
+    };
+    let mut rest = text;
+    let mut headers = 0;
+    while let Some((line, after)) = rest.split_once('\n') {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            return if headers > 0 {
+                after.trim_start()
+            } else {
+                text
+            };
+        }
+        if !is_header(line) {
+            return text;
+        }
+        headers += 1;
+        rest = after;
+    }
+    text
 }
 
 fn looks_like_markdown(lines: &[&str]) -> bool {
@@ -459,6 +488,17 @@ mod tests {
             detect("<!DOCTYPE html>\n<html><body><p>x</p></body></html>").0,
             ContentKind::Html
         );
+    }
+
+    #[test]
+    fn html_after_http_headers_is_html() {
+        let page = "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\">\n<HTML><BODY><P>x</P></BODY></HTML>";
+        let cgi = format!("Content-type: text/html; charset=UTF-8\n\n{page}");
+        assert_eq!(detect(&cgi).0, ContentKind::Html);
+        let curl = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{page}");
+        assert_eq!(detect(&curl).0, ContentKind::Html);
+        // Header-like lines not followed by a page are not a page.
+        assert_ne!(detect("Name: value\n\nplain text\n").0, ContentKind::Html);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! HTML to readable text with a small tag scanner: no DOM, no dependency. Headings become
-//! `#` lines, list items `- ` lines, table rows ` | `-separated lines; scripts, styles and
-//! comments are dropped; entities are decoded.
+//! `#` lines, list items `- ` lines, table rows ` | `-separated lines; the terms of a
+//! definition list (a man page's options and variables, an API page's signatures) are
+//! headings one level under the section they are in, so each term frames its definition.
+//! Scripts, styles and comments are dropped; entities are decoded.
 
 /// Elements whose content is never text for a reader.
 const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "head"];
@@ -48,6 +50,9 @@ pub(crate) fn to_text(html: &str) -> String {
     let bytes = html.as_bytes();
     let mut i = 0;
     let mut in_pre = 0usize;
+    // The level of the last heading, and how deep in definition lists the text is.
+    let mut heading_level = 0usize;
+    let mut lists = 0usize;
     while i < bytes.len() {
         if bytes[i] != b'<' {
             let end = memchr_lt(bytes, i);
@@ -103,16 +108,23 @@ pub(crate) fn to_text(html: &str) -> String {
             "td" | "th" if !closing && !out.ends_with('\n') && !out.is_empty() => {
                 out.push_str(" | ");
             }
+            "dl" if closing => lists = lists.saturating_sub(1),
+            "dl" => lists += 1,
             _ => {}
         }
         if BLOCKS.contains(&name.as_str()) {
             newline(&mut out);
             if !closing {
                 if let Some(level) = name.strip_prefix('h').and_then(|d| d.parse::<usize>().ok()) {
-                    out.push_str(&"#".repeat(level.clamp(1, 6)));
+                    heading_level = level.clamp(1, 6);
+                    lists = 0;
+                    out.push_str(&"#".repeat(heading_level));
                     out.push(' ');
                 } else if name == "li" {
                     out.push_str("- ");
+                } else if name == "dt" && in_pre == 0 {
+                    out.push_str(&"#".repeat((heading_level + lists.max(1)).min(6)));
+                    out.push(' ');
                 }
             }
         }
@@ -248,6 +260,21 @@ mod tests {
         assert_eq!(
             text,
             "# T\n## Part\nSome bold text & more.\n- one\n- two\na | b\n1 | 2\n"
+        );
+    }
+
+    #[test]
+    fn a_definition_term_heads_its_definition_under_the_section() {
+        // A man page's variables (man2html), one list nested in another's definition.
+        let html = "<H2>Shell Variables</H2><DL COMPACT>\
+            <DT><B>HISTSIZE</B><DD>The number of commands to remember. The shell sets the \
+            default value to 500.<DL><DT>Note<DD>Nested.</DL>\
+            <DT><B>HOME</B><DD>The home directory.</DL><H2>Next</H2><P>After.</P>";
+        assert_eq!(
+            to_text(html),
+            "## Shell Variables\n### HISTSIZE\nThe number of commands to remember. The shell \
+             sets the default value to 500.\n#### Note\nNested.\n### HOME\nThe home \
+             directory.\n## Next\nAfter.\n"
         );
     }
 
