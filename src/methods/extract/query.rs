@@ -2,6 +2,7 @@
 //! exact strings among them (identifiers, numbers, versions, paths, quoted text) that a kept
 //! unit should contain verbatim.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -111,9 +112,10 @@ impl Query {
     pub(crate) fn from_hints(hints: &Hints<'_>) -> Option<Query> {
         let mut query = Query::default();
         if let Some(text) = hints.query {
-            query.add_text(text);
-            query.ends = ends_asked(text);
-            query.ranked = ranked_words(text);
+            let text = without_exclusions(text);
+            query.add_text(&text);
+            query.ends = ends_asked(&text);
+            query.ranked = ranked_words(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -253,6 +255,69 @@ impl Query {
             .iter()
             .filter_map(|e| lower.find(e.as_str()))
             .min()
+    }
+}
+
+/// Words that set aside what follows them, to the end of the clause: "apart from the many
+/// line-length hits, which …" asks about anything but those.
+const EXCLUSIONS: &[&[&str]] = &[
+    &["apart", "from"],
+    &["aside", "from"],
+    &["besides"],
+    &["other", "than"],
+    &["ignoring"],
+    &["excluding"],
+    &["except", "for"],
+    &["not", "counting"],
+];
+
+/// `text` without the phrases it sets aside ("besides the many inline-HTML hits", "ignoring
+/// the routine 404 lines"), each from its opening words to the end of its clause. A word the
+/// query also uses outside them stays a query word.
+fn without_exclusions(text: &str) -> Cow<'_, str> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let bare = |t: &str| {
+        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_ascii_lowercase()
+    };
+    let ends_clause = |t: &str| t.ends_with([',', ';', ':', '?', '.', '!', ')']);
+    let mut kept: Vec<&str> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    let mut dropped = false;
+    while i < tokens.len() {
+        let opening = EXCLUSIONS.iter().find(|phrase| {
+            phrase.len() <= tokens.len() - i
+                && phrase.iter().enumerate().all(|(k, w)| {
+                    bare(tokens[i + k]) == *w
+                        && (k + 1 == phrase.len() || !ends_clause(tokens[i + k]))
+                })
+        });
+        match opening {
+            Some(phrase) if !ends_clause(tokens[i + phrase.len() - 1]) => {
+                let mut end = i + phrase.len();
+                while end < tokens.len() && !ends_clause(tokens[end]) {
+                    end += 1;
+                }
+                dropped = true;
+                // The clause's closing mark stays: it still ends the words before it.
+                if let Some(last) = tokens.get(end) {
+                    let mark = &last[last
+                        .trim_end_matches([',', ';', ':', '?', '.', '!', ')'])
+                        .len()..];
+                    kept.push(mark);
+                }
+                i = end + 1;
+            }
+            _ => {
+                kept.push(tokens[i]);
+                i += 1;
+            }
+        }
+    }
+    if dropped {
+        Cow::Owned(kept.join(" "))
+    } else {
+        Cow::Borrowed(text)
     }
 }
 
@@ -472,6 +537,31 @@ mod tests {
         assert!(q.words.contains_key("paus") || q.words.contains_key("pause"));
         assert!(is_decimal_number("1.5s") && is_decimal_number("12.5%"));
         assert!(!is_decimal_number("3.10") && !is_decimal_number("1.2.3"));
+    }
+
+    #[test]
+    fn what_the_query_sets_aside_is_not_searched_for() {
+        let q = query(
+            "Besides the many line-length and inline-HTML hits, what one-off problems were \
+             reported: the hard tab, and which HTML element?",
+        );
+        let has = |w: &str| {
+            let mut found = false;
+            for_each_word(w, &mut String::new(), |w| found |= q.words.contains_key(w));
+            found
+        };
+        assert!(!has("inline") && !has("length"), "{:?}", q.words);
+        // Used outside the aside as well, a word stays.
+        assert!(
+            has("html") && has("tab") && has("problems"),
+            "{:?}",
+            q.words
+        );
+        // A word that only looks like an opening is no aside.
+        let q = query("Apart from the asserts and try/except/pass, what is HIGH?");
+        assert!(!q.words.contains_key("assert") && !q.words.contains_key("asserts"));
+        assert!(q.words.contains_key("high"), "{:?}", q.words);
+        assert_eq!(without_exclusions("which other than usual"), "which");
     }
 
     #[test]
