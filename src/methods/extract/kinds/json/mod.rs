@@ -516,7 +516,10 @@ impl<'q> Builder<'q> {
             (Some((table, row)), None) if as_row => {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
-                if table.singles_out(item, self.query, &row) {
+                let key_named = |k: &str| self.query.is_some_and(|q| is_key_named(q, k));
+                if table.singles_out(item, self.query, &row)
+                    || table.hides_what_is_asked(item, self.query, &key_named)
+                {
                     (usual, None)
                 } else {
                     (row, Some(usual))

@@ -31,6 +31,9 @@ const MAX_COLUMN_BYTES: usize = 90;
 const MIN_RECORD_BYTES: usize = 300;
 /// A value in a cell is cut to this many bytes.
 const MAX_CELL_BYTES: usize = 100;
+/// A member's text this long is content a row leaves out (a finding's code, a message), not a
+/// value a column would have shown (a date, a count).
+const MIN_HIDDEN_TEXT_BYTES: usize = 40;
 /// A query word held by at most one record in this many singles those records out.
 const RARE_SHARE: usize = 4;
 /// How deep a record's text is searched for query words.
@@ -438,6 +441,33 @@ impl Table {
             .any(|w| self.rare_words.contains(w) && !shown.contains(w))
     }
 
+    /// Whether `item` holds a query word few of its siblings hold, and a text member the table
+    /// leaves out whose key the query names (`code` of "on what code"): the query asks for
+    /// that text of the few records it singles out, which their rows do not show.
+    pub(super) fn hides_what_is_asked(
+        &self,
+        item: &Value,
+        query: Option<&Query>,
+        key_named: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        let (Some(q), Value::Object(map)) = (query, item) else {
+            return false;
+        };
+        let hidden_named = map.iter().any(|(k, v)| {
+            // Text, with spaces: a link or an id the query names is no content of its own.
+            v.as_str()
+                .is_some_and(|s| s.len() >= MIN_HIDDEN_TEXT_BYTES && s.contains(' '))
+                && key_named(k)
+                && !self.columns.iter().any(|c| {
+                    c == k || c.starts_with(&format!("{k}.")) || c.starts_with(&format!("{k}["))
+                })
+        });
+        hidden_named
+            && query_words_in(item, q)
+                .iter()
+                .any(|w| self.rare_words.contains(w))
+    }
+
     /// Whether `word`, a query word, is held by few of the records.
     pub(super) fn is_rare_word(&self, word: &str) -> bool {
         self.rare_words.contains(word)
@@ -545,6 +575,44 @@ mod tests {
         assert!(!t.singles_out(hit, Some(&q), &row));
         // Without the label in its row, the record is singled out by it.
         assert!(t.singles_out(hit, Some(&q), "no labels here"));
+    }
+
+    #[test]
+    fn a_record_singled_out_shows_the_text_its_row_leaves_out_when_asked_for() {
+        // A security linter's findings: the code each points at is too long for a column.
+        let findings: Vec<Value> = (0..12)
+            .map(|i| {
+                let (severity, text) = if i == 7 {
+                    ("HIGH", "Use of weak MD5 hash for security.")
+                } else {
+                    ("LOW", "Use of assert detected in optimised byte code.")
+                };
+                json!({
+                    "filename": format!("pkg/mod{i}.py"), "line_number": 10 + i,
+                    "issue_severity": severity, "issue_text": text, "test_id": format!("B{i}"),
+                    "code": format!("{i} def check(self):\n{i}     data = self.asbytes()\n{i}     # the digest of the key's bytes, as the format wants it\n{i}     return md5(data).digest()\n"),
+                    "issue_cwe": {"id": 327, "link": "https://cwe.mitre.org/data/definitions/327.html"},
+                    "more_info": format!("https://docs.example.com/plugins/b{i}_check.html"),
+                })
+            })
+            .collect();
+        let q = Query::from_hints(
+            &Hints::new().with_query("which weak hash is flagged, on what code?"),
+        )
+        .unwrap();
+        let mut builder = TableBuilder::default();
+        for f in &findings {
+            builder.add(f, Some(&q));
+        }
+        let t = builder.finish(Some(&q)).expect("a table");
+        assert!(!t.header().contains("code"), "{}", t.header());
+        let named = |k: &str| k == "code";
+        assert!(t.hides_what_is_asked(&findings[7], Some(&q), &named));
+        // A record the query does not single out stays a row.
+        assert!(!t.hides_what_is_asked(&findings[2], Some(&q), &named));
+        // Nor does a link or an id the query names count as text left out.
+        let link = |k: &str| k == "more_info";
+        assert!(!t.hides_what_is_asked(&findings[7], Some(&q), &link));
     }
 
     #[test]
