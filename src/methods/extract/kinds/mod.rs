@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::detect::ContentKind;
-use super::doc::{Doc, Unit};
+use super::doc::{Doc, Field, FieldValue, Unit};
 use super::query::Query;
 use super::window::{self, Windows};
 
@@ -113,9 +113,46 @@ pub(crate) fn build<'a>(
     {
         super::tree::weigh_named_files(&mut doc, query);
     }
+    if let Some(query) = query
+        && !query.ranked.is_empty()
+        && doc.fields.is_empty()
+        && matches!(kind, ContentKind::Text | ContentKind::Log)
+    {
+        doc.fields = token_columns(&doc);
+    }
     let query_for_windows = query.filter(|_| !rendered_as_json);
     split_oversized(&mut doc, max_unit_bytes, query_for_windows);
     doc
+}
+
+/// The numeric columns of a listing without a header (`ls -l`, `dpkg-deb -c`, `du`, `ps`):
+/// the k-th whitespace-separated token of each line, where nearly every line has a number
+/// there (a size, a count; `2025-01-03` and `11:15` are not numbers). A query that asks for
+/// the largest or smallest then finds its extremes (see `extremes`).
+fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
+    /// Tokens looked at per line: a listing's numbers come first, its names last.
+    const MAX_TOKENS: usize = 8;
+    /// Lines needed for a column to be worth ranking.
+    const MIN_LINES: usize = 8;
+    let mut columns: Vec<Field> = vec![Field::default(); MAX_TOKENS];
+    let mut lines = 0;
+    for (u, unit) in doc.units.iter().enumerate() {
+        if unit.pinned || unit.weight == 0 {
+            continue;
+        }
+        let text = doc.text(u);
+        let first_line = text.lines().next().unwrap_or("");
+        lines += 1;
+        for (k, token) in first_line.split_whitespace().take(MAX_TOKENS).enumerate() {
+            if let Some(n) = super::doc::parse_quantity(token) {
+                columns[k].push(u, FieldValue::Number(n));
+            }
+        }
+    }
+    columns
+        .into_iter()
+        .filter(|c| lines >= MIN_LINES && c.len() * 10 >= lines * 9)
+        .collect()
 }
 
 /// Cuts units longer than `max_bytes`, so that one huge line (minified code, a log line with a

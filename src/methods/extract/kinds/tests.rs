@@ -260,3 +260,23 @@ fn a_rare_query_term_mid_way_in_a_long_string_is_kept_with_its_record_in_tree_ki
     }
     assert!(lost.is_empty(), "{}", lost.join("\n\n"));
 }
+
+/// A listing without a header (`ls -l`, `dpkg-deb -c`): asked for the largest file, the
+/// condensed listing keeps the line with the largest size, wherever it sits.
+#[test]
+fn a_listing_keeps_its_largest_entry_when_asked_for_it() {
+    let mut listing = String::new();
+    for i in 0..400 {
+        let size = if i == 271 {
+            375_893
+        } else {
+            200 + (i * 37) % 9000
+        };
+        listing.push_str(&format!(
+            "-rw-r--r-- root/root {size:>9} 2025-01-03 11:15 ./usr/lib/pkg/module_{i}.py\n"
+        ));
+    }
+    let hints = Hints::new().with_query("which is the largest file in the package, how big?");
+    let out = extract_with_stats(&listing, &hints, 300, &TokenCounter::default()).text;
+    assert!(out.contains("module_271.py"), "{out}");
+}
