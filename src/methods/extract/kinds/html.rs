@@ -122,7 +122,7 @@ pub(crate) fn to_text(html: &str) -> String {
                     out.push(' ');
                 } else if name == "li" {
                     out.push_str("- ");
-                } else if name == "dt" && in_pre == 0 {
+                } else if name == "dt" && in_pre == 0 && !is_link_only(&html[i..]) {
                     out.push_str(&"#".repeat((heading_level + lists.max(1)).min(6)));
                     out.push(' ');
                 }
@@ -131,6 +131,29 @@ pub(crate) fn to_text(html: &str) -> String {
     }
     newline(&mut out);
     out
+}
+
+/// Whether the element content starting `rest` is a link first of all (`<span><a href=…>`,
+/// the entries of a table of contents), which frames no definition of its own.
+fn is_link_only(rest: &str) -> bool {
+    let mut rest = rest.trim_start();
+    while let Some(tag) = rest.strip_prefix('<') {
+        let name: String = tag
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        match name.as_str() {
+            "a" => return true,
+            "span" | "b" | "strong" | "code" | "em" | "i" => {}
+            _ => return false,
+        }
+        let Some(close) = tag.find('>') else {
+            return false;
+        };
+        rest = tag[close + 1..].trim_start();
+    }
+    false
 }
 
 fn memchr_lt(bytes: &[u8], from: usize) -> usize {
@@ -276,6 +299,13 @@ mod tests {
              sets the default value to 500.\n#### Note\nNested.\n### HOME\nThe home \
              directory.\n## Next\nAfter.\n"
         );
+    }
+
+    #[test]
+    fn a_table_of_contents_entry_is_no_heading() {
+        let html = "<h1>Configuration</h1><dl class=\"toc\"><dt><span class=\"sect1\">\
+            <a href=\"#x\">1. Location</a></span></dt><dt><a href=\"#y\">2. Syntax</a></dt></dl>";
+        assert_eq!(to_text(html), "# Configuration\n1. Location\n2. Syntax\n");
     }
 
     #[test]
