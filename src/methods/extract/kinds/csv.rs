@@ -4,6 +4,8 @@
 
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Field, FieldValue, Unit};
+use crate::methods::extract::query::Query;
+use crate::methods::extract::terms::for_each_word;
 
 /// A line that only draws a table's frame: `+-----+----+`, `|---|:--|`, `------+------`.
 pub(crate) fn is_border(line: &str) -> bool {
@@ -168,6 +170,105 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     }
 }
 
+/// A table this wide (columns) whose rows average this many bytes is read for a few columns:
+/// a row is more than a line's worth, and most of its cells answer nothing.
+const WIDE_COLUMNS: usize = 12;
+const WIDE_ROW_BYTES: usize = 600;
+/// Columns kept first in every row of a wide table: what names the row.
+const IDENTITY_COLUMNS: usize = 2;
+
+/// A wide table's rows shown as the cells that name each row (its first two) and the
+/// columns the query names (`area`, `borders`, `callingCodes` for "calling codes"), with `…`
+/// where others were left out; the header the same way. The table is left as it is when it is
+/// not wide, or the query names none of its columns, or most of them.
+pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
+    let text: &str = &doc.source;
+    let sample: Vec<&str> = doc::lines(text)
+        .map(|s| &text[s])
+        .filter(|l| !l.trim().is_empty())
+        .take(200)
+        .collect();
+    let Some(delim) = delimiter(&sample) else {
+        return doc;
+    };
+    let Some(header_unit) = doc.units.iter().position(|u| u.pinned && u.weight > 0) else {
+        return doc;
+    };
+    let header = split(doc.text(header_unit), delim);
+    let rows = doc.units.iter().filter(|u| u.weight > 0).count().max(1);
+    let row_bytes = doc.units.iter().map(|u| u.span.len()).sum::<usize>() / rows;
+    if header.len() < WIDE_COLUMNS || row_bytes < WIDE_ROW_BYTES {
+        return doc;
+    }
+    let mut buf = String::new();
+    let names = |cell: &str, buf: &mut String| {
+        let mut named = false;
+        for_each_word(cell.trim().trim_matches('"'), buf, |w| {
+            named |= query.words.contains_key(w)
+        });
+        named
+    };
+    let kept: Vec<bool> = header
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| i < IDENTITY_COLUMNS || names(cell, &mut buf))
+        .collect();
+    let asked = kept.iter().skip(IDENTITY_COLUMNS).filter(|&&k| k).count();
+    if asked == 0 || asked * 2 > header.len() {
+        return doc;
+    }
+    let delim_char = char::from(delim);
+    let mut source = String::with_capacity(text.len() / 4);
+    let mut units = doc.units.clone();
+    let shown = asked + IDENTITY_COLUMNS;
+    for unit in &mut units {
+        let line = &text[unit.span.range()];
+        let start = source.len();
+        let cells = split(line, delim);
+        if unit.weight == 0 || cells.len() != header.len() {
+            source.push_str(line);
+        } else {
+            let mut gap = false;
+            let mut first = true;
+            for (cell, &keep) in cells.iter().zip(&kept) {
+                if !keep {
+                    gap = true;
+                    continue;
+                }
+                if !first {
+                    source.push(delim_char);
+                }
+                if gap {
+                    source.push('…');
+                    source.push(delim_char);
+                    gap = false;
+                }
+                source.push_str(cell);
+                first = false;
+            }
+            if gap {
+                source.push(delim_char);
+                source.push('…');
+            }
+        }
+        unit.span = (start..source.len()).into();
+        source.push('\n');
+    }
+    let overview = doc.overview.as_deref().map(|o| {
+        format!(
+            "{}; {shown} of {} columns shown: the first {IDENTITY_COLUMNS} and those the query names]",
+            o.trim_end_matches(']'),
+            header.len()
+        )
+    });
+    Doc {
+        source: source.into(),
+        units,
+        overview,
+        ..doc
+    }
+}
+
 /// A cell as a number when it reads as one, otherwise as a category.
 fn cell_value(cell: &str) -> FieldValue {
     let v = cell.trim().trim_matches('"');
@@ -241,6 +342,40 @@ mod tests {
                 .any(|v| matches!(v, (4, FieldValue::Number(n)) if n == 132.0))
         );
         assert_eq!(doc.overview.as_deref(), Some("[table: 3 rows × 2 columns]"));
+    }
+
+    #[test]
+    fn a_wide_table_shows_the_columns_the_query_names() {
+        let mut header = vec!["name".to_owned(), "official".to_owned()];
+        header.extend((0..40).map(|i| format!("translation_{i}")));
+        header.extend(["area".to_owned(), "borders".to_owned()]);
+        let mut text = header.join(",") + "\n";
+        for row in 0..6 {
+            let mut cells = vec![format!("Land{row}"), format!("Republic of Land{row}")];
+            cells.extend((0..40).map(|i| format!("Translated name {i} of land {row}")));
+            cells.extend([format!("{}", 1000 * (row + 1)), "\"AAA,BBB\"".to_owned()]);
+            text.push_str(&(cells.join(",") + "\n"));
+        }
+        let q = Query::from_hints(
+            &crate::methods::extract::Hints::new().with_query("which land has the largest area?"),
+        )
+        .unwrap();
+        let doc = project_wide_rows(build(&text), &q);
+        assert_eq!(doc.text(0), "name,official,…,area,…");
+        assert_eq!(doc.text(3), "Land2,Republic of Land2,…,3000,…");
+        assert!(
+            doc.overview
+                .as_deref()
+                .unwrap()
+                .contains("3 of 44 columns shown")
+        );
+        // The fields still read the original cells.
+        assert_eq!(doc.fields.len(), 44);
+        // A query that names no column leaves the table as it is.
+        let q =
+            Query::from_hints(&crate::methods::extract::Hints::new().with_query("Land2?")).unwrap();
+        let doc = project_wide_rows(build(&text), &q);
+        assert!(doc.text(3).contains("Translated name 39 of land 2"));
     }
 
     #[test]

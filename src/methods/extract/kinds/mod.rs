@@ -64,7 +64,10 @@ pub(crate) fn build<'a>(
             super::tree::build_line_records(text, kind, query)
                 .unwrap_or_else(|| lines::build(text, lines::Style::Text))
         }
-        (ContentKind::Csv, _) => csv::build(text),
+        (ContentKind::Csv, _) => match query {
+            Some(query) => csv::project_wide_rows(csv::build(text), query),
+            None => csv::build(text),
+        },
         (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
         (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
         (ContentKind::Code, _) => code::build(text, query),
