@@ -271,16 +271,22 @@ const EXCLUSIONS: &[&[&str]] = &[
     &["not", "counting"],
 ];
 
+/// The marks that end a clause, at the end of a token.
+const CLAUSE_ENDS: [char; 7] = [',', ';', ':', '?', '.', '!', ')'];
+
+/// A token as a bare lowercase word: `"(Weight_in_lbs)?"` → `weight_in_lbs`.
+fn bare(token: &str) -> String {
+    token
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_ascii_lowercase()
+}
+
 /// `text` without the phrases it sets aside ("besides the many inline-HTML hits", "ignoring
 /// the routine 404 lines"), each from its opening words to the end of its clause. A word the
 /// query also uses outside them stays a query word.
 fn without_exclusions(text: &str) -> Cow<'_, str> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
-    let bare = |t: &str| {
-        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
-            .to_ascii_lowercase()
-    };
-    let ends_clause = |t: &str| t.ends_with([',', ';', ':', '?', '.', '!', ')']);
+    let ends_clause = |t: &str| t.ends_with(CLAUSE_ENDS);
     let mut kept: Vec<&str> = Vec::with_capacity(tokens.len());
     let mut i = 0;
     let mut dropped = false;
@@ -301,9 +307,7 @@ fn without_exclusions(text: &str) -> Cow<'_, str> {
                 dropped = true;
                 // The clause's closing mark stays: it still ends the words before it.
                 if let Some(last) = tokens.get(end) {
-                    let mark = &last[last
-                        .trim_end_matches([',', ';', ':', '?', '.', '!', ')'])
-                        .len()..];
+                    let mark = &last[last.trim_end_matches(CLAUSE_ENDS).len()..];
                     kept.push(mark);
                 }
                 i = end + 1;
@@ -337,11 +341,7 @@ const RANKED_BEFORE: usize = 2;
 /// clause. "At least" and "at most" are bounds, not superlatives.
 fn ranked_words(text: &str) -> std::collections::HashSet<String, WordHash> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
-    let bare = |t: &str| {
-        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
-            .to_ascii_lowercase()
-    };
-    let ends_sentence = |t: &str| t.ends_with(['?', '.', ';', '!', ',']);
+    let ends_sentence = |t: &str| t.ends_with(CLAUSE_ENDS) && !t.ends_with([':', ')']);
     let mut ranked = std::collections::HashSet::default();
     let mut buf = String::new();
     for (i, token) in tokens.iter().enumerate() {

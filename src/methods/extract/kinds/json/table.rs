@@ -458,9 +458,8 @@ impl Table {
             v.as_str()
                 .is_some_and(|s| s.len() >= MIN_HIDDEN_TEXT_BYTES && s.contains(' '))
                 && key_named(k)
-                && !self.columns.iter().any(|c| {
-                    c == k || c.starts_with(&format!("{k}.")) || c.starts_with(&format!("{k}["))
-                })
+                // A text member is a column by its own key, never by a path under it.
+                && !self.columns.iter().any(|c| c == k)
         });
         hidden_named
             && query_words_in(item, q)
