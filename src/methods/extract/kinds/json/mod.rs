@@ -65,6 +65,17 @@ const NAMED_KEY_PRIOR: f32 = 3.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 
+/// Whether `item`, larger than `size`, is mostly one list of its own (a member holding half its
+/// size or more): a container of records, not a tree of settings.
+fn holds_its_records(item: &Value, size: usize) -> bool {
+    let Value::Object(map) = item else {
+        return item.is_array();
+    };
+    let whole = approx_len(item, usize::MAX);
+    map.values()
+        .any(|v| v.is_array() && approx_len(v, whole) * 2 >= whole.max(size))
+}
+
 /// Cuts the JSON document `text` (one valid object or array) into units. Documents up to
 /// [`raw::PARSE_WHOLE_BYTES`] are parsed whole; larger ones are walked a level at a time, their
 /// records parsed one by one, so memory stays near the text's own size.
@@ -461,10 +472,15 @@ impl<'q> Builder<'q> {
         // fields the query names.
         let cap = (self.max_unit_bytes * 2 / 3).max(INLINE_BYTES);
         let container = CONTAINER_LINES * self.max_unit_bytes;
-        if count <= FEW_RECORDS && approx_len(item, container) > container {
-            // A few records, each a document's worth (the warnings of one linted file, a
-            // package's tree of dependencies): one line, or a projection, would show a sliver
-            // of each. Each is walked instead, so its inner records become rows of their own.
+        if count <= FEW_RECORDS
+            && approx_len(item, container) > container
+            && holds_its_records(item, container)
+        {
+            // A few records, each a document's worth that is mostly a list of records of its
+            // own (the warnings of one linted file, a package's tree of dependencies): one
+            // line, or a projection, would show a sliver of each. Each is walked instead, so
+            // its inner records become rows of their own. A record that is a deep tree of
+            // settings (a cluster's deployment) is projected to the leaves the query names.
             self.walk_value(item, &format!("{path}{label}"), Some(schema), 2);
             return;
         }

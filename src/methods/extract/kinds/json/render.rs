@@ -15,6 +15,10 @@ use crate::methods::extract::tree::noise::opaque_share;
 const MIN_DIGEST_BYTES: usize = 64;
 /// Bytes of a digest's head kept.
 const DIGEST_HEAD: usize = 16;
+/// Items of a long list shown: its first and those the query names.
+const MAX_LIST_ITEMS: usize = 8;
+/// The longest name of a name/value list (see [`is_name_value_list`]).
+const MAX_NAME_BYTES: usize = 64;
 
 /// What stays the same while rendering one record.
 pub(super) struct Ctx<'q> {
@@ -100,14 +104,16 @@ pub(super) fn render(
                 out.push_str(&summary(v));
                 return;
             }
-            let keep = |i: usize, item: &Value| i < 3 || query.is_some_and(|q| mentions(q, item));
-            let kept: Vec<usize> = items
-                .iter()
-                .enumerate()
-                .filter(|(i, x)| keep(*i, x))
-                .map(|(i, _)| i)
-                .take(8)
-                .collect();
+            let kept: Vec<usize> = match query {
+                Some(q) if is_name_value_list(items) => named_pairs(items, q),
+                _ => items
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, x)| *i < 3 || query.is_some_and(|q| mentions(q, x)))
+                    .map(|(i, _)| i)
+                    .take(MAX_LIST_ITEMS)
+                    .collect(),
+            };
             let share = budget / kept.len().max(1);
             out.push('[');
             let mut last = None;
@@ -273,6 +279,55 @@ pub(super) fn render_string(
     let quoted = json_string(&text);
     out.push_str(&quoted[..quoted.len() - 1]);
     out.push_str("…\"");
+}
+
+/// Whether `items` alternate names and values, as the raw headers of an HTTP recording do
+/// (`["Server", "GitHub.com", "Content-Type", "application/json", …]`): every even item is a
+/// bare name, and some odd item is not one.
+pub(super) fn is_name_value_list(items: &[Value]) -> bool {
+    let is_name = |s: &str| {
+        (1..=MAX_NAME_BYTES).contains(&s.len())
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    };
+    items.len() >= 4
+        && items.len().is_multiple_of(2)
+        && items
+            .iter()
+            .step_by(2)
+            .all(|x| x.as_str().is_some_and(is_name))
+        && items.iter().skip(1).step_by(2).all(Value::is_string)
+        && items
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .any(|x| x.as_str().is_some_and(|s| !is_name(s)))
+}
+
+/// The items of a name/value list to show: whole pairs, those whose name the query quotes
+/// most closely first (`X-RateLimit-Remaining` before a mere `GitHub` in a name), then those
+/// whose value it quotes, then the first; in their order.
+fn named_pairs(items: &[Value], query: &Query) -> Vec<usize> {
+    let closeness = |x: &Value| {
+        let mut longest = 0;
+        if let Some(s) = x.as_str() {
+            query.for_each_exact_in(s, |i| longest = longest.max(query.exact[i].len()));
+        }
+        longest
+    };
+    let mut ranked: Vec<(usize, usize, usize)> = (0..items.len())
+        .step_by(2)
+        .map(|i| (closeness(&items[i]), closeness(&items[i + 1]), i))
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut kept: Vec<usize> = ranked
+        .iter()
+        .take(MAX_LIST_ITEMS / 2)
+        .flat_map(|&(_, _, i)| [i, i + 1])
+        .collect();
+    kept.sort_unstable();
+    kept
 }
 
 /// The members of `map` to show when not all fit in `budget`: ranked by whether the query

@@ -10,6 +10,7 @@ use memchr::memmem;
 use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
+use super::render::is_name_value_list;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 use crate::methods::extract::tree::noise::opaque_share;
@@ -36,6 +37,8 @@ const MAX_CELL_BYTES: usize = 100;
 const MIN_HIDDEN_TEXT_BYTES: usize = 40;
 /// A query word held by at most one record in this many singles those records out.
 const RARE_SHARE: usize = 4;
+/// A top-level value this short, of one word, names what its record is (a method, a state).
+const MAX_VALUE_WORD_BYTES: usize = 24;
 /// How deep a record's text is searched for query words.
 const MAX_WORD_DEPTH: usize = 6;
 /// Columns fewer than this say too little about a record.
@@ -64,6 +67,10 @@ pub(super) struct Table {
     columns: Vec<String>,
     /// Query words few records hold: a record holding one is singled out by the query.
     rare_words: HashSet<String>,
+    /// Query words few records hold as the whole value of a top-level member (a `method` of
+    /// `delete` among `get`s and `post`s), though many may hold them deeper (`delete_repo`
+    /// in every response's scopes): the query names such a record by what it is.
+    rare_values: HashSet<String>,
 }
 
 /// What the sampled records say about one candidate column.
@@ -94,6 +101,8 @@ pub(super) struct TableBuilder {
     record_bytes: usize,
     /// Per query word, how many sampled records hold it.
     word_records: HashMap<String, usize>,
+    /// Per query word, how many sampled records hold it as a top-level member's whole value.
+    value_records: HashMap<String, usize>,
 }
 
 impl TableBuilder {
@@ -106,6 +115,9 @@ impl TableBuilder {
         if let Some(q) = query {
             for word in query_words_in(item, q) {
                 *self.word_records.entry(word).or_default() += 1;
+            }
+            for word in query_values_in(item, q) {
+                *self.value_records.entry(word).or_default() += 1;
             }
         }
         self.record_bytes += super::approx_len(item, 64 * 1024);
@@ -238,15 +250,17 @@ impl TableBuilder {
             return None;
         }
         chosen.sort();
-        let rare_words = self
-            .word_records
-            .into_iter()
-            .filter(|(_, count)| count * RARE_SHARE <= n)
-            .map(|(word, _)| word)
-            .collect();
+        let rare = |counts: HashMap<String, usize>| {
+            counts
+                .into_iter()
+                .filter(|(_, count)| count * RARE_SHARE <= n)
+                .map(|(word, _)| word)
+                .collect()
+        };
         Some(Table {
             columns: chosen.into_iter().map(|(_, p)| p.clone()).collect(),
-            rare_words,
+            rare_words: rare(self.word_records),
+            rare_values: rare(self.value_records),
         })
     }
 }
@@ -425,6 +439,30 @@ fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
     out
 }
 
+/// The query words that are the whole value of one of `item`'s top-level members, one word
+/// long (`delete`, `failed`).
+fn query_values_in(item: &Value, query: &Query) -> Vec<String> {
+    let mut out = Vec::new();
+    let Value::Object(map) = item else {
+        return out;
+    };
+    let mut buf = String::new();
+    for value in map.values() {
+        let Some(s) = value.as_str().filter(|s| s.len() <= MAX_VALUE_WORD_BYTES) else {
+            continue;
+        };
+        let mut words = Vec::new();
+        for_each_word(s, &mut buf, |w| words.push(w.to_owned()));
+        if let [word] = words.as_slice()
+            && query.words.contains_key(word)
+            && !out.contains(word)
+        {
+            out.push(word.clone());
+        }
+    }
+    out
+}
+
 impl Table {
     /// Whether `item` holds a query word few of its siblings hold, outside its `row`: the
     /// query singles it out for something the row does not show.
@@ -455,16 +493,29 @@ impl Table {
         };
         let hidden_named = map.iter().any(|(k, v)| {
             // Text, with spaces: a link or an id the query names is no content of its own.
-            v.as_str()
+            let named_text = v
+                .as_str()
                 .is_some_and(|s| s.len() >= MIN_HIDDEN_TEXT_BYTES && s.contains(' '))
-                && key_named(k)
-                // A text member is a column by its own key, never by a path under it.
-                && !self.columns.iter().any(|c| c == k)
+                && key_named(k);
+            // A name the query quotes in a list of names and values (a header of a recorded
+            // response): its value is in no column.
+            let named_pair = v.as_array().is_some_and(|items| {
+                is_name_value_list(items)
+                    && items
+                        .iter()
+                        .step_by(2)
+                        .any(|x| x.as_str().is_some_and(|s| q.mentions(s)))
+            });
+            // A member is a column by its own key, never by a path under it.
+            (named_text || named_pair) && !self.columns.iter().any(|c| c == k)
         });
         hidden_named
-            && query_words_in(item, q)
+            && (query_words_in(item, q)
                 .iter()
                 .any(|w| self.rare_words.contains(w))
+                || query_values_in(item, q)
+                    .iter()
+                    .any(|w| self.rare_values.contains(w)))
     }
 
     /// Whether `word`, a query word, is held by few of the records.
@@ -612,6 +663,37 @@ mod tests {
         // Nor does a link or an id the query names count as text left out.
         let link = |k: &str| k == "more_info";
         assert!(!t.hides_what_is_asked(&findings[7], Some(&q), &link));
+    }
+
+    #[test]
+    fn a_record_named_by_its_method_shows_the_header_its_row_leaves_out() {
+        // A recorded HTTP session: each call with its raw headers as a name/value list.
+        let calls: Vec<Value> = (0..12)
+            .map(|i| {
+                let method = if i == 11 { "delete" } else { "get" };
+                json!({
+                    "method": method, "path": format!("/repos/o/r/issues?page={i}"),
+                    "status": 200, "response": {"id": 1000 + i, "title": format!("Issue {i}"),
+                        "body": "A long body of text that a row has no room for. ".repeat(6)},
+                    "rawHeaders": ["Server", "example.com",
+                        "X-OAuth-Scopes", "delete_repo, repo, user",
+                        "X-RateLimit-Remaining", format!("{}", 4999 - i)],
+                })
+            })
+            .collect();
+        let q = Query::from_hints(&Hints::new().with_query(
+            "what X-RateLimit-Remaining came back on the final DELETE of the repository?",
+        ))
+        .unwrap();
+        let mut builder = TableBuilder::default();
+        for call in &calls {
+            builder.add(call, Some(&q));
+        }
+        let t = builder.finish(Some(&q)).expect("a table");
+        let named = |_: &str| false;
+        // `delete` is in every record's scopes, but only one record's method.
+        assert!(t.hides_what_is_asked(&calls[11], Some(&q), &named));
+        assert!(!t.hides_what_is_asked(&calls[3], Some(&q), &named));
     }
 
     #[test]

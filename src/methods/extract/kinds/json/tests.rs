@@ -613,3 +613,69 @@ fn a_few_records_each_a_document_are_walked_into_their_inner_records() {
         &texts[..8]
     );
 }
+
+#[test]
+fn a_header_the_query_names_keeps_its_value_in_a_name_value_list() {
+    let mut headers = Vec::new();
+    for i in 0..20 {
+        headers.push(format!("X-Header-{i}"));
+        headers.push(format!("value, number {i}"));
+    }
+    headers.push("X-Request-Id".to_owned());
+    headers.push("0680:6A2B:1F50557".to_owned());
+    let list: Vec<Value> = headers.into_iter().map(Value::String).collect();
+    assert!(render::is_name_value_list(&list));
+    let q = query_of("which X-Request-Id came back?");
+    let shown = render::render_within(
+        &Value::Array(list),
+        400,
+        (Some(&q), false, &[]),
+        &|_| false,
+        &|_, _| false,
+    );
+    assert!(
+        shown.contains(r#""X-Request-Id","0680:6A2B:1F50557""#),
+        "{shown}"
+    );
+    // A list of words is no name/value list.
+    let words: Vec<Value> = ["alpha", "beta", "gamma", "delta"]
+        .map(Value::from)
+        .to_vec();
+    assert!(!render::is_name_value_list(&words));
+}
+
+#[test]
+fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
+    // A cluster's deployments: each a deep tree, mostly metadata, with its containers deep in.
+    let deployment = |name: &str, image: &str| {
+        let fields: Vec<Value> = (0..40)
+            .map(|i| serde_json::json!({"manager": "kubectl", "time": format!("2022-03-17T10:{i:02}:24Z"), "fieldsV1": {"f:metadata": {"f:labels": {}}}}))
+            .collect();
+        serde_json::json!({
+            "metadata": {"name": name, "namespace": "kube-system", "managedFields": fields},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                {"name": name, "image": image, "args": ["--v=2", format!("--{name}-port=10255")],
+                 "resources": {"limits": {"memory": "210Mi"}}}
+            ]}}},
+            "status": {"replicas": 2, "readyReplicas": 2},
+        })
+    };
+    let list = serde_json::json!({"kind": "DeploymentList", "items": [
+        deployment("event-exporter", "gke.gcr.io/event-exporter:v0.3.5"),
+        deployment("kube-dns", "gke.gcr.io/k8s-dns-kube-dns:1.21.0-gke.0"),
+        deployment("metrics-server", "gcr.io/gke-release/metrics-server-amd64:v0.4.5"),
+    ]});
+    let q = query_of("what image does the kube-dns container use?");
+    let doc = build_value(&list, Some(&q), 1000);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        !texts.iter().any(|t| t.starts_with("items[1].metadata")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("items[1]") && t.contains("k8s-dns-kube-dns:1.21.0-gke.0")),
+        "{texts:?}"
+    );
+}
