@@ -46,7 +46,7 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
         let line = &text[span.clone()];
         let trimmed = line.trim();
         let heading_parent = headings.last().map(|&(_, u)| u);
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        if is_fence(trimmed, in_fence) {
             in_fence = !in_fence;
             fence_lines = 0;
             open = None;
@@ -183,6 +183,20 @@ fn heading_at(text: &str, spans: &[std::ops::Range<usize>], i: usize) -> Option<
     None
 }
 
+/// Whether `trimmed` opens a fenced code block (or, `in_fence`, closes one). A line that
+/// starts with backticks and has more of them later is inline code (```` ```Fanotify``` struct
+/// ````), not a fence: an opening fence's info string holds no backtick. A closing fence
+/// with text after it still closes (```` ``` (#2642) ````), as its writer meant.
+fn is_fence(trimmed: &str, in_fence: bool) -> bool {
+    if trimmed.starts_with("~~~") {
+        return true;
+    }
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return false;
+    };
+    in_fence || !rest.trim_start_matches('`').contains('`')
+}
+
 fn is_list_item(trimmed: &str) -> bool {
     if trimmed.starts_with("- ") || trimmed.starts_with("* ") || trimmed.starts_with("+ ") {
         return true;
@@ -238,6 +252,19 @@ mod tests {
             .position(|u| text[u.span.range()] == *"- item two");
         let parent = item.and_then(|i| doc.units[i].parent.get());
         assert_eq!(parent.map(|p| doc.text(p)), Some("## Part"));
+    }
+
+    #[test]
+    fn inline_triple_backticks_open_no_code_block() {
+        // A changelog quoting names in triple backticks, and a fence closed with a link after.
+        let text = "## 0.29.0\n\n- Exposed a method for\n  ```nix::Fanotify``` struct\n- Example:\n  ```\n  let x = 1;\n  ``` (#2642)\n\n## 0.27.0\n\n- The MSRV is now 1.65\n";
+        let doc = build(text.into(), ContentKind::Markdown);
+        let item = doc
+            .units
+            .iter()
+            .position(|u| text[u.span.range()] == *"- The MSRV is now 1.65");
+        let parent = item.and_then(|i| doc.units[i].parent.get());
+        assert_eq!(parent.map(|p| doc.text(p)), Some("## 0.27.0"));
     }
 
     #[test]
