@@ -49,6 +49,15 @@ const ERROR_REPEAT_DECAY: f32 = 0.1;
 /// The first and last of a repeated template gain this share of the template's best score.
 const EDGE_SHARE: f32 = 0.2;
 
+/// The best unit holding a query word that at most [`MAX_RARE_WORD_UNITS`] units hold ranks
+/// at least this high.
+const RARE_WORD_RANK: usize = 16;
+const MAX_RARE_WORD_UNITS: usize = 3;
+/// Shorter words are not raised so.
+const MIN_RARE_WORD_LEN: usize = 5;
+/// At most this many units are raised so.
+const MAX_RAISED_UNITS: usize = 3;
+
 /// BM25 parameters, the usual ones.
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -124,7 +133,57 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         pull_leads(doc, &query_scores, &mut scores);
     }
     decay_repeats(doc, &mut scores);
+    if let Some(q) = query {
+        raise_rare_word_units(q, &matches, &mut scores);
+    }
     scores
+}
+
+/// A query word few units hold is one part of what is asked ("which value rotates on
+/// Mondays", beside a class name every paragraph holds): the best unit holding it ranks
+/// among the first [`RARE_WORD_RANK`], so that each part of a question of several is answered,
+/// not only the part whose words are everywhere.
+fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], scores: &mut [f32]) {
+    let n = scores.len();
+    let words = query.words.len();
+    if n <= RARE_WORD_RANK || words == 0 {
+        return;
+    }
+    // Short words ("case", "long", "must") are the question's own, not what it is about.
+    let mut content = vec![false; words];
+    for (word, &i) in &query.words {
+        content[i] =
+            word.len() >= MIN_RARE_WORD_LEN && word.bytes().all(|b| b.is_ascii_alphabetic());
+    }
+    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); words];
+    for &(u, term) in matches {
+        if let Some(h) = holders.get_mut(term as usize)
+            && content[term as usize]
+        {
+            h.push(u);
+        }
+    }
+    let mut sorted: Vec<f32> = scores.to_vec();
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let floor = sorted[RARE_WORD_RANK];
+    // The rarest words first, and only a few raised: each costs the room of a unit.
+    holders.retain(|units| !units.is_empty() && units.len() <= MAX_RARE_WORD_UNITS);
+    holders.sort_by_key(Vec::len);
+    let mut raised = 0;
+    for units in holders {
+        if raised == MAX_RAISED_UNITS {
+            break;
+        }
+        let best = units
+            .iter()
+            .map(|&u| u as usize)
+            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
+            .expect("not empty");
+        if scores[best] < floor {
+            scores[best] = floor + 0.01;
+            raised += 1;
+        }
+    }
 }
 
 /// The first paragraphs under a heading the query names say what the heading's subject is or
@@ -411,6 +470,30 @@ mod tests {
         let doc = lines::build(text, Style::Text);
         let q = Query::from_hints(&Hints::new().with_query(query));
         score(&doc, q.as_ref())
+    }
+
+    #[test]
+    fn a_rare_query_word_gets_its_best_unit_among_the_first() {
+        let q = Query::from_hints(&Hints::new().with_query(
+            "how does the handler back off, and which value rotates on Mondays in this case?",
+        ))
+        .unwrap();
+        let word = |w: &str| q.word_index(w).expect("a query word") as u32;
+        // 40 units, best first; "monday" is held by units 35 and 37 only, "handler" by every
+        // unit, and "case" (a word of the question's own) by unit 39 alone.
+        let mut scores: Vec<f32> = (0..40).map(|u| 40.0 - u as f32).collect();
+        let mut matches: Vec<(u32, u32)> = (0..40).map(|u| (u, word("handler"))).collect();
+        matches.extend([
+            (35, word("monday")),
+            (37, word("monday")),
+            (39, word("case")),
+        ]);
+        raise_rare_word_units(&q, &matches, &mut scores);
+        let rank = |u: usize| scores.iter().filter(|&&x| x > scores[u]).count();
+        assert!(rank(35) <= RARE_WORD_RANK, "{}", rank(35));
+        // Only the best holder is raised, and a short word raises nothing.
+        assert!(rank(37) > RARE_WORD_RANK);
+        assert!(rank(39) > RARE_WORD_RANK);
     }
 
     #[test]
