@@ -32,6 +32,9 @@ const EXACT_WEIGHT: f32 = 6.0;
 const EXACT_CAP: f32 = 12.0;
 /// A log template seen once scores this much more than one seen everywhere.
 const RARE_TEMPLATE_WEIGHT: f32 = 3.0;
+/// Command output of this many lines is read like a log (a daemon's debug output, a trace):
+/// its rare lines stand out from the many repeats.
+const LOG_LIKE_UNITS: usize = 2000;
 /// A listing entry whose own name is made of query words.
 const NAMED_ENTRY_WEIGHT: f32 = 3.0;
 /// Listing entries (`ls -l` has nine fields) have at most this many words.
@@ -118,7 +121,9 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     {
         add_named_keys(doc, q, &mut scores);
     }
-    if doc.kind == ContentKind::Log {
+    if doc.kind == ContentKind::Log
+        || (doc.kind == ContentKind::Text && doc.units.len() >= LOG_LIKE_UNITS)
+    {
         add_template_rarity(doc, &mut scores);
     }
     add_field_signals(doc, &query_scores, query, &mut scores);
@@ -494,6 +499,27 @@ mod tests {
         // Only the best holder is raised, and a short word raises nothing.
         assert!(rank(37) > RARE_WORD_RANK);
         assert!(rank(39) > RARE_WORD_RANK);
+    }
+
+    #[test]
+    fn long_command_output_is_read_like_a_log() {
+        // A daemon's debug output: numbered requests, no timestamps, one odd line.
+        let mut text = String::new();
+        for i in 0..LOG_LIKE_UNITS {
+            let line = match i % 4 {
+                0 => format!("({i}) Received Access-Request Id {i} from 127.0.0.1 length 73"),
+                1 => format!("({i}) files: users: Matched entry alice at line {i}"),
+                2 => format!("({i}) Sent Access-Accept Id {i} from 127.0.0.1 length 20"),
+                _ => format!("({i}) Finished request {i}"),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str("(46) pap: Cleartext password does not match the known good one\n");
+        let s = scored(&text, "which users were rejected, and why?");
+        let odd = s.len() - 1;
+        let above = s.iter().filter(|&&x| x > s[odd]).count();
+        assert!(above < 8, "{above} lines rank above it");
     }
 
     #[test]
