@@ -26,6 +26,10 @@ const TOP_KEPT: usize = NAMED_RUNNER_UP_SHARES.len();
 /// much as a record that holds its words.
 const NAMED_EXTREME_SHARE: f32 = 1.0;
 
+/// The share of that weight a ranked column's ends keep among all the records when the query
+/// also names a group of them.
+const GROUPED_RANKING_SHARE: f32 = 0.5;
+
 /// How one field's values are weighed.
 struct Weights {
     rare: f32,
@@ -67,6 +71,13 @@ pub(crate) fn add_field_signals(
         extreme: EXTREME_WEIGHT.max(best * NAMED_EXTREME_SHARE),
         shares: &NAMED_RUNNER_UP_SHARES,
     };
+    // With a group named too, the column's ends among all the records may still be asked
+    // ("the highest mileage, and the heaviest European car"): they count, less.
+    let grouped_ranking = Weights {
+        rare: 0.0,
+        extreme: ranking.extreme * GROUPED_RANKING_SHARE,
+        shares: &RUNNER_UP_SHARES,
+    };
     let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
     // A column the query ranks by is ranked among all the records, unless the query names a
     // group of them ("the slowest tool of this benchmark"): the group's own ends stand out
@@ -88,6 +99,8 @@ pub(crate) fn add_field_signals(
         signals(field, &weights, ends, &mut rare, &mut extreme);
         if ranked && !grouped {
             signals(field, &ranking, ends, &mut rare, &mut extreme);
+        } else if ranked {
+            signals(field, &grouped_ranking, ends, &mut rare, &mut extreme);
         }
         let subset = field.filtered(|u| matched[u]);
         if subset.len() >= 3 {
@@ -412,6 +425,28 @@ mod tests {
             !rows[..2].iter().any(|r| r.starts_with("Land0,")),
             "{rows:?}"
         );
+    }
+
+    #[test]
+    fn a_ranked_column_keeps_its_ends_when_the_query_also_names_a_group() {
+        let mut table = String::from("name,origin,mpg,weight\n");
+        for i in 0..90 {
+            let origin = if i % 3 == 0 { "European" } else { "USA" };
+            table.push_str(&format!(
+                "model{i},{origin},{},{}\n",
+                15 + i % 9,
+                2000 + i * 37
+            ));
+        }
+        table.push_str("frugal,USA,46.6,2110\n");
+        let rows = ranked_rows(
+            &table,
+            "which car has the highest mpg, and which European car is the heaviest?",
+        );
+        let frugal = rows.iter().position(|r| r.starts_with("frugal")).unwrap();
+        // Among the thirty European records the group's ends stand out, and the best mileage
+        // of all still comes next.
+        assert!(frugal < 10, "{rows:?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::methods::extract::detect::ContentKind;
-use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
+use crate::methods::extract::doc::{Doc, Field, FieldValue, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod members;
@@ -64,6 +64,17 @@ const ERROR_PRIOR: f32 = 4.0;
 const NAMED_KEY_PRIOR: f32 = 3.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
+
+/// Whether the query ranks records by the member `key` (a path): a word of its last segment
+/// sits next to a superlative ("the longest body").
+fn ranks_key(query: &Query, key: &str) -> bool {
+    let last = key.rsplit(['.', ']']).next().unwrap_or(key);
+    let mut named = false;
+    crate::methods::extract::terms::for_each_word(last, &mut String::new(), |w| {
+        named |= query.ranked.contains(w);
+    });
+    named
+}
 
 /// Whether `item`, larger than `size`, is mostly one list of its own (a member holding half its
 /// size or more): a container of records, not a tree of settings.
@@ -592,11 +603,20 @@ impl<'q> Builder<'q> {
             self.fuller.push(unit, &self.respaced(&fuller));
         }
         for_each_scalar(item, "", 0, &mut |key, value| {
-            if stats.is_silent(key) {
-                return;
-            }
-            let Some(value) = field_value(value) else {
-                return;
+            let value = match value {
+                // "The longest body": a text the query ranks by is ranked by its length, though
+                // its values all differ. Prose only: a link's length (`comments_url` of "the
+                // most comments") says nothing.
+                Value::String(text)
+                    if text.contains(' ') && self.query.is_some_and(|q| ranks_key(q, key)) =>
+                {
+                    FieldValue::Number(text.chars().count() as f64)
+                }
+                _ if stats.is_silent(key) => return,
+                _ => match field_value(value) {
+                    Some(value) => value,
+                    None => return,
+                },
             };
             let index = match field_index.get(key) {
                 Some(&index) => index,

@@ -679,3 +679,43 @@ fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_text_the_query_ranks_by_is_ranked_by_its_length() {
+    let comments: Vec<Value> = (0..60)
+        .map(|i| {
+            let body = if i == 13 {
+                "a long story about a hard choice, told at length ".repeat(8)
+            } else {
+                format!("short reply number {i}")
+            };
+            serde_json::json!({"id": format!("c{i}"), "author": format!("user{i}"), "body": body})
+        })
+        .collect();
+    let q = query_of("which comment has the longest body?");
+    let listing = serde_json::json!({"kind": "Listing", "data": {"children": comments}});
+    let doc = build_value(&listing, Some(&q), 300);
+    let body = doc
+        .fields
+        .iter()
+        .find(|f| f.name().ends_with("body"))
+        .expect("a body field");
+    let longest = body
+        .iter()
+        .filter_map(|(u, v)| match v {
+            FieldValue::Number(n) => Some((u, n)),
+            _ => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("lengths");
+    assert!(
+        doc.text(longest.0).contains("c13"),
+        "{}",
+        doc.text(longest.0)
+    );
+    // Unranked, a long text is no field at all.
+    let q = query_of("which comment says the most about choices?");
+    let comments = serde_json::json!([{"body": "x y ".repeat(40)}, {"body": "z w ".repeat(40)}]);
+    let doc = build_value(&comments, Some(&q), 1000);
+    assert!(!doc.fields.iter().any(|f| f.name() == "body"));
+}
