@@ -41,6 +41,8 @@ const NAMED_ENTRY_WEIGHT: f32 = 3.0;
 const MAX_ENTRY_WORDS: usize = 10;
 /// The share of a heading's query match its first paragraphs gain, in order.
 const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
+/// A section of at most this many units under a heading the query names is read whole.
+const MAX_SHORT_SECTION: usize = 8;
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -194,6 +196,15 @@ fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], scores: &mut [f3
 /// The first paragraphs under a heading the query names say what the heading's subject is or
 /// does ("what does `env_clear` do"): they gain part of the heading's match.
 fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
+    // Per heading, how many units it heads directly: a short section (an option's entry in a
+    // reference) is read whole, each of its paragraphs gaining at least the last share.
+    let mut section_units = vec![0u32; doc.units.len()];
+    for unit in &doc.units {
+        if let Some(p) = unit.parent.get() {
+            section_units[p] += 1;
+        }
+    }
+    let last_share = LEAD_SHARES[LEAD_SHARES.len() - 1];
     let mut lead = 0;
     let mut parent = None;
     for (u, unit) in doc.units.iter().enumerate() {
@@ -204,9 +215,12 @@ fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
         let Some(p) = parent.filter(|&p| p < u) else {
             continue;
         };
-        if let Some(share) = LEAD_SHARES.get(lead) {
-            scores[u] += share * query_scores[p];
-        }
+        let share = match LEAD_SHARES.get(lead) {
+            Some(&share) => share,
+            None if section_units[p] as usize <= MAX_SHORT_SECTION => last_share,
+            None => 0.0,
+        };
+        scores[u] += share * query_scores[p];
         lead += 1;
     }
 }
@@ -520,6 +534,25 @@ mod tests {
         let odd = s.len() - 1;
         let above = s.iter().filter(|&&x| x > s[odd]).count();
         assert!(above < 8, "{above} lines rank above it");
+    }
+
+    #[test]
+    fn every_paragraph_of_a_short_section_the_query_names_gains_from_its_heading() {
+        let text = "# Module\n\n## COLOUR_MODE\n\nBy default the fetch base dir is chosen by the tool.\n\n\
+                    ## FETCH_BASE_DIR\n\nThe directory under which content is collected.\n\n\
+                    In most cases the saved details say nothing of it.\n\n\
+                    It is best left to the module.\n\n\
+                    The default location is build/_deps for every project.\n";
+        let doc =
+            crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(&Hints::new().with_query("what is the default FETCH_BASE_DIR?"));
+        let s = score(&doc, q.as_ref());
+        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
+        let fourth = unit("The default location").expect("the fourth paragraph");
+        let other = unit("By default the fetch").expect("the other section's paragraph");
+        // The other section's paragraph holds more of the query's words; the fourth paragraph
+        // of the named section still ranks clearly above it.
+        assert!(s[fourth] > s[other] + 2.0, "{} vs {}", s[fourth], s[other]);
     }
 
     #[test]
