@@ -96,6 +96,21 @@ const LOW_WORDS: &[&str] = &[
     "cheapest", "below", "under",
 ];
 
+/// Words and the short forms identifiers and settings write them in.
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("minimum", "min"),
+    ("maximum", "max"),
+    ("length", "len"),
+    ("directory", "dir"),
+    ("configuration", "config"),
+    ("temporary", "tmp"),
+    ("message", "msg"),
+    ("parameter", "param"),
+    ("initial", "init"),
+    ("information", "info"),
+    ("environment", "env"),
+];
+
 /// Exact strings shorter than this match too much by accident.
 const MIN_EXACT_LEN: usize = 3;
 /// Words at least this long match text words that are their first letters …
@@ -164,6 +179,17 @@ impl Query {
 
     fn add_prefixes(&mut self) {
         self.index = self.words.clone();
+        // The short forms code and configuration write ("minimum response size" is
+        // `MIN_LENGTH`, "the directory" `dir`).
+        let mut stemmed = String::new();
+        for &(word, short) in ABBREVIATIONS {
+            stemmed.clear();
+            stemmed.push_str(word);
+            super::terms::stem(&mut stemmed);
+            if let Some(&i) = self.words.get(&stemmed) {
+                self.index.entry(short.to_owned()).or_insert(i);
+            }
+        }
         for (word, &i) in &self.words {
             if word.len() < MIN_PREFIX_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
                 continue;
@@ -527,6 +553,21 @@ mod tests {
         let q = query("Which of these is the failed run?");
         assert!(q.words.contains_key("fail"));
         assert!(!q.words.contains_key("which") && !q.words.contains_key("the"));
+    }
+
+    #[test]
+    fn a_word_matches_the_short_form_identifiers_write_it_in() {
+        let q = Query::from_hints(&Hints::new().with_query(
+            "what minimum response size is compressed, and which temporary directory?",
+        ))
+        .unwrap();
+        // `MIN_LENGTH`, `tmp_dir`.
+        assert_eq!(q.word_index("min"), q.word_index("minimum"));
+        assert!(q.word_index("min").is_some());
+        assert_eq!(q.word_index("tmp"), q.word_index("temporary"));
+        assert_eq!(q.word_index("dir"), q.word_index("directory"));
+        // Not a word the query does not use.
+        assert!(q.word_index("max").is_none());
     }
 
     #[test]

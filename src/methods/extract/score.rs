@@ -246,13 +246,7 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
         // Stemming strips at most a few bytes: words much longer or shorter than every query
         // word cannot match one.
         // A root of a long query word (`japan` of "japanese") is as short as 5 letters.
-        let shortest = query
-            .words
-            .keys()
-            .map(String::len)
-            .min()
-            .unwrap_or(0)
-            .min(5);
+        let shortest = query.index_words().map(str::len).min().unwrap_or(0).min(5);
         let longest = query.words.keys().map(String::len).max().unwrap_or(0);
         let filter = WordFilter::for_words(query.index_words(), shortest..longest + 7);
         for (u, length) in lengths_of_units.iter_mut().enumerate() {
