@@ -162,20 +162,24 @@ fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], scores: &mut [f3
         content[i] =
             word.len() >= MIN_RARE_WORD_LEN && word.bytes().all(|b| b.is_ascii_alphabetic());
     }
+    // Per word, its first few holders; a word held by more is no longer looked at.
     let mut holders: Vec<Vec<u32>> = vec![Vec::new(); words];
     for &(u, term) in matches {
         if let Some(h) = holders.get_mut(term as usize)
             && content[term as usize]
+            && h.len() <= MAX_RARE_WORD_UNITS
         {
             h.push(u);
         }
     }
-    let mut sorted: Vec<f32> = scores.to_vec();
-    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
-    let floor = sorted[RARE_WORD_RANK];
     // The rarest words first, and only a few raised: each costs the room of a unit.
     holders.retain(|units| !units.is_empty() && units.len() <= MAX_RARE_WORD_UNITS);
+    if holders.is_empty() {
+        return;
+    }
     holders.sort_by_key(Vec::len);
+    let mut ranked: Vec<f32> = scores.to_vec();
+    let (_, &mut floor, _) = ranked.select_nth_unstable_by(RARE_WORD_RANK, |a, b| b.total_cmp(a));
     let mut raised = 0;
     for units in holders {
         if raised == MAX_RAISED_UNITS {
