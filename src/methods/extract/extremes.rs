@@ -7,7 +7,6 @@ use std::collections::HashMap;
 
 use super::doc::{Doc, Field, FieldValue};
 use super::query::{Ends, Query};
-use super::terms::for_each_word;
 
 /// A field value rare among sibling records, or the column's largest or smallest value.
 const RARE_VALUE_WEIGHT: f32 = 2.5;
@@ -126,15 +125,10 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
     let Some(q) = query.filter(|q| !q.ranked.is_empty()) else {
         return vec![false; doc.fields.len()];
     };
-    let mut buf = String::new();
     let mut ranked: Vec<bool> = doc
         .fields
         .iter()
-        .map(|f| {
-            let mut named = false;
-            for_each_word(f.name(), &mut buf, |w| named |= q.ranked.contains(w));
-            named && is_numeric(f)
-        })
+        .map(|f| q.ranks(f.name()) && is_numeric(f))
         .collect();
     if !ranked.contains(&true) {
         let numeric: Vec<usize> = (0..doc.fields.len())

@@ -171,6 +171,19 @@ impl Query {
         words > 0 && all
     }
 
+    /// Whether `name` (a column, a member's key) has a word next to a superlative of the query
+    /// ("the largest area", "the longest body"): the query ranks records by it.
+    pub(crate) fn ranks(&self, name: &str) -> bool {
+        if self.ranked.is_empty() {
+            return false;
+        }
+        let mut named = false;
+        for_each_word(name, &mut String::new(), |w| {
+            named |= self.ranked.contains(w)
+        });
+        named
+    }
+
     /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only
     /// inside one of its identifiers.
     pub(crate) fn uses_as_word(&self, word: &str) -> bool {

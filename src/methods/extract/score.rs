@@ -18,6 +18,7 @@ use settings::{
 };
 
 mod dumps;
+mod parts;
 mod records;
 mod references;
 mod reports;
@@ -39,10 +40,6 @@ const LOG_LIKE_UNITS: usize = 2000;
 const NAMED_ENTRY_WEIGHT: f32 = 3.0;
 /// Listing entries (`ls -l` has nine fields) have at most this many words.
 const MAX_ENTRY_WORDS: usize = 10;
-/// The share of a heading's query match its first paragraphs gain, in order.
-const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
-/// A section of at most this many units under a heading the query names is read whole.
-const MAX_SHORT_SECTION: usize = 8;
 /// How far a unit moves toward the best score of its block.
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
@@ -53,15 +50,6 @@ const REPEAT_DECAY: f32 = 0.35;
 const ERROR_REPEAT_DECAY: f32 = 0.1;
 /// The first and last of a repeated template gain this share of the template's best score.
 const EDGE_SHARE: f32 = 0.2;
-
-/// The best unit holding a query word that at most [`MAX_RARE_WORD_UNITS`] units hold ranks
-/// at least this high.
-const RARE_WORD_RANK: usize = 16;
-const MAX_RARE_WORD_UNITS: usize = 3;
-/// Shorter words are not raised so.
-const MIN_RARE_WORD_LEN: usize = 5;
-/// At most this many units are raised so.
-const MAX_RAISED_UNITS: usize = 3;
 
 /// BM25 parameters, the usual ones.
 const K1: f32 = 1.2;
@@ -137,96 +125,13 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         dumps::raise_first_rows(doc, &mut scores);
     }
     if matches!(doc.kind, ContentKind::Markdown | ContentKind::Html) {
-        pull_leads(doc, &query_scores, &mut scores);
+        parts::pull_leads(doc, &query_scores, &mut scores);
     }
     decay_repeats(doc, &mut scores);
     if let Some(q) = query {
-        raise_rare_word_units(q, &matches, &mut scores);
+        parts::raise_rare_word_units(q, &matches, &mut scores);
     }
     scores
-}
-
-/// A query word few units hold is one part of what is asked ("which value rotates on
-/// Mondays", beside a class name every paragraph holds): the best unit holding it ranks
-/// among the first [`RARE_WORD_RANK`], so that each part of a question of several is answered,
-/// not only the part whose words are everywhere.
-fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], scores: &mut [f32]) {
-    let n = scores.len();
-    let words = query.words.len();
-    if n <= RARE_WORD_RANK || words == 0 {
-        return;
-    }
-    // Short words ("case", "long", "must") are the question's own, not what it is about.
-    let mut content = vec![false; words];
-    for (word, &i) in &query.words {
-        content[i] =
-            word.len() >= MIN_RARE_WORD_LEN && word.bytes().all(|b| b.is_ascii_alphabetic());
-    }
-    // Per word, its first few holders; a word held by more is no longer looked at.
-    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); words];
-    for &(u, term) in matches {
-        if let Some(h) = holders.get_mut(term as usize)
-            && content[term as usize]
-            && h.len() <= MAX_RARE_WORD_UNITS
-        {
-            h.push(u);
-        }
-    }
-    // The rarest words first, and only a few raised: each costs the room of a unit.
-    holders.retain(|units| !units.is_empty() && units.len() <= MAX_RARE_WORD_UNITS);
-    if holders.is_empty() {
-        return;
-    }
-    holders.sort_by_key(Vec::len);
-    let mut ranked: Vec<f32> = scores.to_vec();
-    let (_, &mut floor, _) = ranked.select_nth_unstable_by(RARE_WORD_RANK, |a, b| b.total_cmp(a));
-    let mut raised = 0;
-    for units in holders {
-        if raised == MAX_RAISED_UNITS {
-            break;
-        }
-        let best = units
-            .iter()
-            .map(|&u| u as usize)
-            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
-            .expect("not empty");
-        if scores[best] < floor {
-            scores[best] = floor + 0.01;
-            raised += 1;
-        }
-    }
-}
-
-/// The first paragraphs under a heading the query names say what the heading's subject is or
-/// does ("what does `env_clear` do"): they gain part of the heading's match.
-fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]) {
-    // Per heading, how many units it heads directly: a short section (an option's entry in a
-    // reference) is read whole, each of its paragraphs gaining at least the last share.
-    let mut section_units = vec![0u32; doc.units.len()];
-    for unit in &doc.units {
-        if let Some(p) = unit.parent.get() {
-            section_units[p] += 1;
-        }
-    }
-    let last_share = LEAD_SHARES[LEAD_SHARES.len() - 1];
-    let mut lead = 0;
-    let mut parent = None;
-    for (u, unit) in doc.units.iter().enumerate() {
-        if unit.parent.get() != parent {
-            parent = unit.parent.get();
-            lead = 0;
-        }
-        let Some(p) = parent.filter(|&p| p < u) else {
-            continue;
-        };
-        let share = match LEAD_SHARES.get(lead) {
-            Some(&share) => share,
-            None if section_units[p] as usize <= MAX_SHORT_SECTION => last_share,
-            None => 0.0,
-        };
-        scores[u] += share * query_scores[p];
-        lead += 1;
-    }
 }
 
 /// BM25 over unit texts plus exact-string boosts; and every (unit, term) match, a term being
@@ -490,30 +395,6 @@ mod tests {
     }
 
     #[test]
-    fn a_rare_query_word_gets_its_best_unit_among_the_first() {
-        let q = Query::from_hints(&Hints::new().with_query(
-            "how does the handler back off, and which value rotates on Mondays in this case?",
-        ))
-        .unwrap();
-        let word = |w: &str| q.word_index(w).expect("a query word") as u32;
-        // 40 units, best first; "monday" is held by units 35 and 37 only, "handler" by every
-        // unit, and "case" (a word of the question's own) by unit 39 alone.
-        let mut scores: Vec<f32> = (0..40).map(|u| 40.0 - u as f32).collect();
-        let mut matches: Vec<(u32, u32)> = (0..40).map(|u| (u, word("handler"))).collect();
-        matches.extend([
-            (35, word("monday")),
-            (37, word("monday")),
-            (39, word("case")),
-        ]);
-        raise_rare_word_units(&q, &matches, &mut scores);
-        let rank = |u: usize| scores.iter().filter(|&&x| x > scores[u]).count();
-        assert!(rank(35) <= RARE_WORD_RANK, "{}", rank(35));
-        // Only the best holder is raised, and a short word raises nothing.
-        assert!(rank(37) > RARE_WORD_RANK);
-        assert!(rank(39) > RARE_WORD_RANK);
-    }
-
-    #[test]
     fn long_command_output_is_read_like_a_log() {
         // A daemon's debug output: numbered requests, no timestamps, one odd line.
         let mut text = String::new();
@@ -532,25 +413,6 @@ mod tests {
         let odd = s.len() - 1;
         let above = s.iter().filter(|&&x| x > s[odd]).count();
         assert!(above < 8, "{above} lines rank above it");
-    }
-
-    #[test]
-    fn every_paragraph_of_a_short_section_the_query_names_gains_from_its_heading() {
-        let text = "# Module\n\n## COLOUR_MODE\n\nBy default the fetch base dir is chosen by the tool.\n\n\
-                    ## FETCH_BASE_DIR\n\nThe directory under which content is collected.\n\n\
-                    In most cases the saved details say nothing of it.\n\n\
-                    It is best left to the module.\n\n\
-                    The default location is build/_deps for every project.\n";
-        let doc =
-            crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
-        let q = Query::from_hints(&Hints::new().with_query("what is the default FETCH_BASE_DIR?"));
-        let s = score(&doc, q.as_ref());
-        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
-        let fourth = unit("The default location").expect("the fourth paragraph");
-        let other = unit("By default the fetch").expect("the other section's paragraph");
-        // The other section's paragraph holds more of the query's words; the fourth paragraph
-        // of the named section still ranks clearly above it.
-        assert!(s[fourth] > s[other] + 2.0, "{} vs {}", s[fourth], s[other]);
     }
 
     #[test]
@@ -614,20 +476,6 @@ mod tests {
             .into_iter()
             .max_by(|&a, &b| s[a].total_cmp(&s[b]));
         assert_eq!(best_japanese, Some(4), "{s:?}");
-    }
-
-    #[test]
-    fn the_lead_paragraph_of_a_heading_the_query_names_is_raised() {
-        let text = "# Methods\n\n## env_clear\n\nClears all variables.\n\n## env_remove\n\nRemoves a variable.\n";
-        let doc =
-            crate::methods::extract::kinds::markdown::build(text.into(), ContentKind::Markdown);
-        let q = Query::from_hints(&Hints::new().with_query("what does env_clear do?"));
-        let s = score(&doc, q.as_ref());
-        let at = |t: &str| (0..doc.units.len()).find(|&i| doc.text(i) == t).unwrap();
-        assert!(
-            s[at("Clears all variables.")] > s[at("Removes a variable.")] + 1.0,
-            "{s:?}"
-        );
     }
 
     #[test]

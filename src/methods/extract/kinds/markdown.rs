@@ -242,29 +242,28 @@ fn sentences(text: &str, span: std::ops::Range<usize>, max: usize) -> Vec<std::o
 mod tests {
     use super::*;
 
+    /// The heading `line` of the Markdown `text` sits under.
+    fn heading_of(text: &str, line: &str) -> Option<String> {
+        let doc = build(text.into(), ContentKind::Markdown);
+        let item = doc.units.iter().position(|u| text[u.span.range()] == *line);
+        let parent = item.and_then(|i| doc.units[i].parent.get());
+        parent.map(|p| doc.text(p).to_owned())
+    }
+
     #[test]
     fn content_has_its_heading_as_context() {
         let text = "# Title\n\nintro\n\n## Part\n\n- item one\n- item two\n";
-        let doc = build(text.into(), ContentKind::Markdown);
-        let item = doc
-            .units
-            .iter()
-            .position(|u| text[u.span.range()] == *"- item two");
-        let parent = item.and_then(|i| doc.units[i].parent.get());
-        assert_eq!(parent.map(|p| doc.text(p)), Some("## Part"));
+        assert_eq!(heading_of(text, "- item two").as_deref(), Some("## Part"));
     }
 
     #[test]
     fn inline_triple_backticks_open_no_code_block() {
         // A changelog quoting names in triple backticks, and a fence closed with a link after.
         let text = "## 0.29.0\n\n- Exposed a method for\n  ```nix::Fanotify``` struct\n- Example:\n  ```\n  let x = 1;\n  ``` (#2642)\n\n## 0.27.0\n\n- The MSRV is now 1.65\n";
-        let doc = build(text.into(), ContentKind::Markdown);
-        let item = doc
-            .units
-            .iter()
-            .position(|u| text[u.span.range()] == *"- The MSRV is now 1.65");
-        let parent = item.and_then(|i| doc.units[i].parent.get());
-        assert_eq!(parent.map(|p| doc.text(p)), Some("## 0.27.0"));
+        assert_eq!(
+            heading_of(text, "- The MSRV is now 1.65").as_deref(),
+            Some("## 0.27.0")
+        );
     }
 
     #[test]

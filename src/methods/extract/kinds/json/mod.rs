@@ -65,15 +65,9 @@ const NAMED_KEY_PRIOR: f32 = 3.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 
-/// Whether the query ranks records by the member `key` (a path): a word of its last segment
-/// sits next to a superlative ("the longest body").
-fn ranks_key(query: &Query, key: &str) -> bool {
-    let last = key.rsplit(['.', ']']).next().unwrap_or(key);
-    let mut named = false;
-    crate::methods::extract::terms::for_each_word(last, &mut String::new(), |w| {
-        named |= query.ranked.contains(w);
-    });
-    named
+/// The last member name of the dotted path `key` (`body` of `data.body`).
+fn last_segment(key: &str) -> &str {
+    key.rsplit(['.', ']']).next().unwrap_or(key)
 }
 
 /// Whether `item`, larger than `size`, is mostly one list of its own (a member holding half its
@@ -608,7 +602,8 @@ impl<'q> Builder<'q> {
                 // its values all differ. Prose only: a link's length (`comments_url` of "the
                 // most comments") says nothing.
                 Value::String(text)
-                    if text.contains(' ') && self.query.is_some_and(|q| ranks_key(q, key)) =>
+                    if text.contains(' ')
+                        && self.query.is_some_and(|q| q.ranks(last_segment(key))) =>
                 {
                     FieldValue::Number(text.chars().count() as f64)
                 }

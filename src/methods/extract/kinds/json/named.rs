@@ -1,12 +1,22 @@
 //! What the query names in a record or a map member: its key (a package in a dependency tree,
-//! a shape of an API model), a key inside it, or the exact strings its short values hold.
+//! a shape of an API model), a key inside it, the exact strings its short values hold, or the
+//! query words its values hold (in any of them, or as a top-level member's whole value).
 
 use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::MAX_CATEGORY_BYTES;
 use super::project;
 use super::render::for_each_scalar;
 use crate::methods::extract::query::Query;
+use crate::methods::extract::terms::for_each_word;
+
+type HashSet<K> = std::collections::HashSet<K, Xxh3DefaultBuilder>;
+
+/// A top-level value this short, of one word, names what its record is (a method, a state).
+const MAX_VALUE_WORD_BYTES: usize = 24;
+/// How deep a record's text is searched for query words.
+const MAX_WORD_DEPTH: usize = 6;
 
 /// Whether the query names `item`, a member of a map: by its label, exactly
 /// (`.ReceiveMessageRequest`) or by every word of it (`.walrus`), or exactly by a key inside
@@ -78,3 +88,56 @@ fn names_every_word(query: &Query, key: &str) -> bool {
 
 /// How deep [`names_a_part`] looks for a key the query names.
 const DESCENT_MAX_DEPTH: usize = 6;
+
+/// The query words in `item`'s string values, each once.
+pub(super) fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
+    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
+        match v {
+            Value::String(s) => for_each_word(s, buf, |w| {
+                if query.words.contains_key(w) && !out.contains(w) {
+                    out.insert(w.to_owned());
+                }
+            }),
+            Value::Array(items) if depth < MAX_WORD_DEPTH => {
+                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
+            }
+            Value::Object(map) if depth < MAX_WORD_DEPTH => {
+                map.values().for_each(|x| go(x, query, depth + 1, buf, out))
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashSet::default();
+    go(item, query, 0, &mut String::new(), &mut out);
+    out
+}
+
+/// The query words that are the whole value of one of `item`'s top-level members, one word
+/// long (`delete`, `failed`).
+pub(super) fn query_values_in(item: &Value, query: &Query) -> Vec<String> {
+    let mut out = Vec::new();
+    let Value::Object(map) = item else {
+        return out;
+    };
+    let mut buf = String::new();
+    for value in map.values() {
+        let Some(s) = value.as_str().filter(|s| s.len() <= MAX_VALUE_WORD_BYTES) else {
+            continue;
+        };
+        let mut words = 0;
+        let mut named = None;
+        for_each_word(s, &mut buf, |w| {
+            words += 1;
+            if words == 1 && query.words.contains_key(w) {
+                named = Some(w.to_owned());
+            }
+        });
+        if words == 1
+            && let Some(word) = named
+            && !out.contains(&word)
+        {
+            out.push(word);
+        }
+    }
+    out
+}

@@ -10,6 +10,7 @@ use memchr::memmem;
 use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
+use super::named::{query_values_in, query_words_in};
 use super::render::is_name_value_list;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
@@ -37,10 +38,6 @@ const MAX_CELL_BYTES: usize = 100;
 const MIN_HIDDEN_TEXT_BYTES: usize = 40;
 /// A query word held by at most one record in this many singles those records out.
 const RARE_SHARE: usize = 4;
-/// A top-level value this short, of one word, names what its record is (a method, a state).
-const MAX_VALUE_WORD_BYTES: usize = 24;
-/// How deep a record's text is searched for query words.
-const MAX_WORD_DEPTH: usize = 6;
 /// Columns fewer than this say too little about a record.
 const MIN_COLUMNS: usize = 2;
 /// Values up to this long are searched for another value by scanning for its first byte;
@@ -328,7 +325,7 @@ fn score(
         // a list of names (`labels[].name`) the list's key says it.
         let last = match path.split_once("[].") {
             Some((list, _)) => list.rsplit('.').next().unwrap_or(list),
-            None => path.rsplit(['.', ']']).next().unwrap_or(path),
+            None => super::last_segment(path),
         };
         for_each_word(last, &mut buf, |w| {
             words += 1;
@@ -414,53 +411,6 @@ fn cell_text(v: &Value) -> String {
         Value::Null => String::new(),
         other => super::compact(other),
     }
-}
-
-/// The query words in `item`'s string values, each once.
-fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
-    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
-        match v {
-            Value::String(s) => for_each_word(s, buf, |w| {
-                if query.words.contains_key(w) && !out.contains(w) {
-                    out.insert(w.to_owned());
-                }
-            }),
-            Value::Array(items) if depth < MAX_WORD_DEPTH => {
-                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
-            }
-            Value::Object(map) if depth < MAX_WORD_DEPTH => {
-                map.values().for_each(|x| go(x, query, depth + 1, buf, out))
-            }
-            _ => {}
-        }
-    }
-    let mut out = HashSet::default();
-    go(item, query, 0, &mut String::new(), &mut out);
-    out
-}
-
-/// The query words that are the whole value of one of `item`'s top-level members, one word
-/// long (`delete`, `failed`).
-fn query_values_in(item: &Value, query: &Query) -> Vec<String> {
-    let mut out = Vec::new();
-    let Value::Object(map) = item else {
-        return out;
-    };
-    let mut buf = String::new();
-    for value in map.values() {
-        let Some(s) = value.as_str().filter(|s| s.len() <= MAX_VALUE_WORD_BYTES) else {
-            continue;
-        };
-        let mut words = Vec::new();
-        for_each_word(s, &mut buf, |w| words.push(w.to_owned()));
-        if let [word] = words.as_slice()
-            && query.words.contains_key(word)
-            && !out.contains(word)
-        {
-            out.push(word.clone());
-        }
-    }
-    out
 }
 
 impl Table {
