@@ -2,12 +2,14 @@
 //! exact strings among them (identifiers, numbers, versions, paths, quoted text) that a kept
 //! unit should contain verbatim.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Hints;
 use super::terms::{for_each_word, is_stopword};
+use phrases::{ends_asked, ranked_words, without_exclusions};
+
+mod phrases;
 
 /// The query as the scorer uses it.
 #[derive(Debug, Default)]
@@ -84,17 +86,6 @@ impl Default for Ends {
         }
     }
 }
-
-/// Words that ask for the largest values of a column.
-const HIGH_WORDS: &[&str] = &[
-    "largest", "biggest", "highest", "longest", "slowest", "heaviest", "most", "maximum", "max",
-    "greatest", "worst", "top", "peak", "exceeded", "exceeds", "exceed", "above", "over",
-];
-/// Words that ask for the smallest values of a column.
-const LOW_WORDS: &[&str] = &[
-    "smallest", "lowest", "shortest", "fastest", "lightest", "least", "minimum", "min", "fewest",
-    "cheapest", "below", "under",
-];
 
 /// Words and the short forms identifiers and settings write them in.
 const ABBREVIATIONS: &[(&str, &str)] = &[
@@ -294,145 +285,6 @@ impl Query {
             .iter()
             .filter_map(|e| lower.find(e.as_str()))
             .min()
-    }
-}
-
-/// Words that set aside what follows them, to the end of the clause: "apart from the many
-/// line-length hits, which …" asks about anything but those.
-const EXCLUSIONS: &[&[&str]] = &[
-    &["apart", "from"],
-    &["aside", "from"],
-    &["besides"],
-    &["other", "than"],
-    &["ignoring"],
-    &["excluding"],
-    &["except", "for"],
-    &["not", "counting"],
-];
-
-/// The marks that end a clause, at the end of a token.
-const CLAUSE_ENDS: [char; 7] = [',', ';', ':', '?', '.', '!', ')'];
-
-/// A token as a bare lowercase word: `"(Weight_in_lbs)?"` → `weight_in_lbs`.
-fn bare(token: &str) -> String {
-    token
-        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
-        .to_ascii_lowercase()
-}
-
-/// `text` without the phrases it sets aside ("besides the many inline-HTML hits", "ignoring
-/// the routine 404 lines"), each from its opening words to the end of its clause. A word the
-/// query also uses outside them stays a query word.
-fn without_exclusions(text: &str) -> Cow<'_, str> {
-    let tokens: Vec<&str> = text.split_whitespace().collect();
-    let ends_clause = |t: &str| t.ends_with(CLAUSE_ENDS);
-    let mut kept: Vec<&str> = Vec::with_capacity(tokens.len());
-    let mut i = 0;
-    let mut dropped = false;
-    while i < tokens.len() {
-        let opening = EXCLUSIONS.iter().find(|phrase| {
-            phrase.len() <= tokens.len() - i
-                && phrase.iter().enumerate().all(|(k, w)| {
-                    bare(tokens[i + k]) == *w
-                        && (k + 1 == phrase.len() || !ends_clause(tokens[i + k]))
-                })
-        });
-        match opening {
-            Some(phrase) if !ends_clause(tokens[i + phrase.len() - 1]) => {
-                let mut end = i + phrase.len();
-                while end < tokens.len() && !ends_clause(tokens[end]) {
-                    end += 1;
-                }
-                dropped = true;
-                // The clause's closing mark stays: it still ends the words before it.
-                if let Some(last) = tokens.get(end) {
-                    let mark = &last[last.trim_end_matches(CLAUSE_ENDS).len()..];
-                    kept.push(mark);
-                }
-                i = end + 1;
-            }
-            _ => {
-                kept.push(tokens[i]);
-                i += 1;
-            }
-        }
-    }
-    if dropped {
-        Cow::Owned(kept.join(" "))
-    } else {
-        Cow::Borrowed(text)
-    }
-}
-
-/// Words that rank by a column: the superlatives of [`HIGH_WORDS`] and [`LOW_WORDS`], not
-/// their thresholds ("over 100", "below 5"), which may be about anything.
-const SUPERLATIVES: &[&str] = &[
-    "largest", "biggest", "highest", "longest", "slowest", "heaviest", "most", "maximum",
-    "greatest", "worst", "top", "peak", "smallest", "lowest", "shortest", "fastest", "lightest",
-    "least", "minimum", "fewest", "cheapest",
-];
-/// How far from a superlative, in words, the column it ranks by is named: after it ("the
-/// highest fertility rate in 2011"), or just before ("bytes the most").
-const RANKED_AFTER: usize = 6;
-const RANKED_BEFORE: usize = 2;
-
-/// The words, normalized as the query's, within a few words of a superlative in its
-/// clause. "At least" and "at most" are bounds, not superlatives.
-fn ranked_words(text: &str) -> std::collections::HashSet<String, WordHash> {
-    let tokens: Vec<&str> = text.split_whitespace().collect();
-    let ends_sentence = |t: &str| t.ends_with(CLAUSE_ENDS) && !t.ends_with([':', ')']);
-    let mut ranked = std::collections::HashSet::default();
-    let mut buf = String::new();
-    for (i, token) in tokens.iter().enumerate() {
-        let word = bare(token);
-        let bound =
-            i > 0 && bare(tokens[i - 1]) == "at" && matches!(word.as_str(), "least" | "most");
-        if !SUPERLATIVES.contains(&word.as_str()) || bound {
-            continue;
-        }
-        let mut from = i;
-        while from > 0 && i - from < RANKED_BEFORE && !ends_sentence(tokens[from - 1]) {
-            from -= 1;
-        }
-        let mut to = i;
-        while to + 1 < tokens.len() && to - i < RANKED_AFTER && !ends_sentence(tokens[to]) {
-            to += 1;
-        }
-        for token in &tokens[from..=to] {
-            for_each_word(token, &mut buf, |w| {
-                ranked.insert(w.to_owned());
-            });
-        }
-    }
-    ranked
-}
-
-/// Which ends of a column `text` asks about: only the high end when it has a word for the
-/// largest and none for the smallest, and the other way round; otherwise both.
-fn ends_asked(text: &str) -> Ends {
-    let mut high = false;
-    let mut low = false;
-    let mut previous = String::new();
-    for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
-        if word.is_empty() {
-            continue;
-        }
-        let word = word.to_ascii_lowercase();
-        // "At least 120" asks for what is over a bound, "at most 5" for what is under one.
-        match (previous.as_str(), word.as_str()) {
-            ("at", "least") => high = true,
-            ("at", "most") => low = true,
-            _ => {
-                high |= HIGH_WORDS.contains(&word.as_str());
-                low |= LOW_WORDS.contains(&word.as_str());
-            }
-        }
-        previous = word;
-    }
-    if high == low {
-        Ends::default()
-    } else {
-        Ends { high, low }
     }
 }
 
