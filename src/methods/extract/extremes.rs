@@ -88,7 +88,7 @@ pub(crate) fn add_field_signals(
             .map(|e| xxhash_rust::xxh3::xxh3_64(e.as_bytes()))
             .collect()
     });
-    let grouped = add_group_extremes(doc, (&touched, &exact), ends, &mut extreme);
+    let grouped = add_group_extremes(doc, query, (&touched, &exact), ends, &mut extreme);
     for (field, &ranked) in doc.fields.iter().zip(&ranked) {
         let weights = Weights {
             rare: RARE_VALUE_WEIGHT,
@@ -111,9 +111,32 @@ pub(crate) fn add_field_signals(
             signals(&subset, &weights, ends, &mut rare, &mut extreme);
         }
     }
+    if let Some(q) = query {
+        add_lacking(doc, q, ranking.extreme, &mut extreme);
+    }
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
         *s += r + e;
+    }
+}
+
+/// "Which component declares no license": the records whose field the query asks them to lack
+/// is empty (or null) score `weight`, as much as the best match, when they are few.
+fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
+    /// JSON's `null` (see `json::stats::field_value`).
+    const NULL: u64 = 2;
+    let empty = xxhash_rust::xxh3::xxh3_64(b"");
+    for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
+        let lacking: Vec<usize> = field
+            .iter()
+            .filter(|(_, v)| matches!(v, FieldValue::Category(h) if *h == empty || *h == NULL))
+            .map(|(u, _)| u)
+            .collect();
+        if lacking.len() * 2 < field.len() {
+            for u in lacking {
+                extreme[u] = extreme[u].max(weight);
+            }
+        }
     }
 }
 
@@ -125,15 +148,23 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
     let Some(q) = query.filter(|q| !q.ranked.is_empty()) else {
         return vec![false; doc.fields.len()];
     };
+    let numeric: Vec<bool> = doc.fields.iter().map(is_numeric).collect();
+    // What a superlative is followed by is what it ranks by; what precedes it, only when
+    // nothing after it names a column ("the year with the lowest life expectancy" ranks by
+    // life expectancy, not year).
     let mut ranked: Vec<bool> = doc
         .fields
         .iter()
-        .map(|f| q.ranks(f.name()) && is_numeric(f))
+        .zip(&numeric)
+        .map(|(f, &numeric)| numeric && q.ranks_after(f.name()))
         .collect();
     if !ranked.contains(&true) {
-        let numeric: Vec<usize> = (0..doc.fields.len())
-            .filter(|&i| is_numeric(&doc.fields[i]))
-            .collect();
+        for ((r, f), &numeric) in ranked.iter_mut().zip(&doc.fields).zip(&numeric) {
+            *r = numeric && q.ranks(f.name());
+        }
+    }
+    if !ranked.contains(&true) {
+        let numeric: Vec<usize> = (0..doc.fields.len()).filter(|&i| numeric[i]).collect();
         if let [only] = numeric[..] {
             ranked[only] = true;
         }
@@ -154,9 +185,12 @@ fn is_numeric(field: &Field) -> bool {
 /// (nearly all of them match the query at all, most other records do not, and they are a
 /// minority) form a group, and each numeric
 /// column's extremes within the group stand out as the query's answer.
-/// Returns whether any group was found.
+/// Returns whether a group the query ranks was found: one it quotes whole, or whose records
+/// hold a word next to a superlative ("the heaviest European car", not "the heaviest car, and
+/// Zimbabwe's population").
 fn add_group_extremes(
     doc: &Doc<'_>,
+    query: Option<&Query>,
     (touched, exact): (&[bool], &[u64]),
     ends: Ends,
     extreme: &mut [f32],
@@ -204,7 +238,9 @@ fn add_group_extremes(
         if named.is_empty() {
             continue;
         }
-        found = true;
+        found |= named.iter().any(|&(first, h)| {
+            exact.contains(&h) || query.is_some_and(|q| q.ranks_a_word_of(doc.text(first)))
+        });
         named.sort_unstable();
         // Each named value's records, gathered in one scan of the field.
         let slot: HashMap<u64, usize> = named
@@ -417,6 +453,35 @@ mod tests {
         let rows = ranked_rows(&table, "the largest country? Also give every population.");
         assert!(
             !rows[..2].iter().any(|r| r.starts_with("Land0,")),
+            "{rows:?}"
+        );
+    }
+
+    #[test]
+    fn a_superlative_ranks_by_the_column_after_it_not_by_one_it_asks_to_report() {
+        let mut table = String::from("country,year,lifeExp,gdpPercap\n");
+        for (c, country) in ["Kuwait", "Chad", "Peru", "Zimbabwe", "Japan"]
+            .iter()
+            .enumerate()
+        {
+            for y in 0..12 {
+                let gdp = if (c, y) == (0, 1) {
+                    113_523.1
+                } else {
+                    1000.0 + (c * 12 + y) as f64
+                };
+                table.push_str(&format!("{country},{},{},{gdp}\n", 1952 + 5 * y, 40 + y));
+            }
+        }
+        // A group named away from the superlative (Zimbabwe's rows) does not make the ranking
+        // a group's, and the year the parenthesis asks to report is not ranked by: the latest
+        // years would otherwise come first.
+        let rows = ranked_rows(
+            &table,
+            "which row has the highest GDP per capita (value and year), and Zimbabwe's life expectancy in 2007?",
+        );
+        assert!(
+            rows[..6].iter().any(|r| r.starts_with("Kuwait,1957")),
             "{rows:?}"
         );
     }

@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Hints;
 use super::terms::{for_each_word, is_stopword};
-use phrases::{ends_asked, ranked_words, without_exclusions};
+use phrases::{absent_words, ends_asked, ranked_words, without_exclusions};
 
 mod phrases;
 
@@ -30,7 +30,30 @@ pub(crate) struct Query {
     pub(crate) ends: Ends,
     /// The words next to a superlative ("the most bytes", "the largest area", "highest
     /// fertility rate in 2011"): a column they name is what the query ranks by.
-    pub(crate) ranked: std::collections::HashSet<String, WordHash>,
+    pub(crate) ranked: Ranked,
+    /// The words of what the query asks records to lack ("which component declares no
+    /// license"): a record whose field they name is empty answers.
+    absent: std::collections::HashSet<String, WordHash>,
+}
+
+/// The words next to the query's superlatives, normalized as the query's.
+#[derive(Debug, Default)]
+pub(crate) struct Ranked {
+    /// Those after one: what it ranks by ("the largest area", "the highest fertility rate in
+    /// 2011").
+    after: std::collections::HashSet<String, WordHash>,
+    /// Those just before one, or in a parenthesis after it: what is ranked ("which
+    /// country-year has the lowest"), what to report of it ("the highest GDP (value and
+    /// year)"), or what it ranks by when nothing after it names a column ("which directory is
+    /// largest", "the largest (path and length)").
+    around: std::collections::HashSet<String, WordHash>,
+}
+
+impl Ranked {
+    /// Whether the query has no superlative.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.after.is_empty() && self.around.is_empty()
+    }
 }
 
 /// The hasher of the query's word maps: every word of a document is looked up in them, and
@@ -102,6 +125,16 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("environment", "env"),
 ];
 
+/// Whether a word of `name` is one of `words`.
+fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>) -> bool {
+    if words.is_empty() {
+        return false;
+    }
+    let mut named = false;
+    for_each_word(name, &mut String::new(), |w| named |= words.contains(w));
+    named
+}
+
 /// Exact strings shorter than this match too much by accident.
 const MIN_EXACT_LEN: usize = 3;
 /// Words at least this long match text words that are their first letters …
@@ -122,6 +155,7 @@ impl Query {
             query.add_text(&text);
             query.ends = ends_asked(&text);
             query.ranked = ranked_words(&text);
+            query.absent = absent_words(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -163,16 +197,40 @@ impl Query {
     }
 
     /// Whether `name` (a column, a member's key) has a word next to a superlative of the query
-    /// ("the largest area", "the longest body"): the query ranks records by it.
+    /// ("the largest area", "the longest body"): the query may rank records by it.
     pub(crate) fn ranks(&self, name: &str) -> bool {
+        names_one_of(name, &self.ranked.after) || names_one_of(name, &self.ranked.around)
+    }
+
+    /// Whether `name` (a column, a member's key) is what the query asks records to lack:
+    /// `licenses[].license.id` of "which component declares no license".
+    pub(crate) fn asks_lacking(&self, name: &str) -> bool {
+        // A list's own key names it, not its items' fields (`id` of every license).
+        let list = name.split_once("[]").map_or(name, |(list, _)| list);
+        names_one_of(list, &self.absent)
+    }
+
+    /// Whether `name` has a word after a superlative of the query: what it ranks by ("the
+    /// lowest life expectancy"), not what it ranks ("which country-year has the lowest").
+    pub(crate) fn ranks_after(&self, name: &str) -> bool {
+        names_one_of(name, &self.ranked.after)
+    }
+
+    /// Whether a word of `text` is, or has the root of, a query word next to a superlative:
+    /// a record of the European cars holds "Europe" of "the heaviest European car".
+    pub(crate) fn ranks_a_word_of(&self, text: &str) -> bool {
         if self.ranked.is_empty() {
             return false;
         }
-        let mut named = false;
-        for_each_word(name, &mut String::new(), |w| {
-            named |= self.ranked.contains(w)
+        let ranked: Vec<usize> = (self.ranked.after.iter())
+            .chain(&self.ranked.around)
+            .filter_map(|w| self.words.get(w).copied())
+            .collect();
+        let mut found = false;
+        for_each_word(text, &mut String::new(), |w| {
+            found |= self.index.get(w).is_some_and(|i| ranked.contains(i));
         });
-        named
+        found
     }
 
     /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only
@@ -468,21 +526,34 @@ mod tests {
         assert!(!q.words.contains_key("assert") && !q.words.contains_key("asserts"));
         assert!(q.words.contains_key("high"), "{:?}", q.words);
         assert_eq!(without_exclusions("which other than usual"), "which");
+        // An aside that lists its items runs on to the list's last one.
+        assert_eq!(
+            without_exclusions("Which are NOT under the MIT, ISC, Apache-2.0 or BSD licenses?"),
+            "Which are ?"
+        );
+        assert_eq!(
+            without_exclusions("besides lint, which crate failed, and why?"),
+            "which crate failed, and why?".replace("which", ", which")
+        );
     }
 
     #[test]
     fn the_words_near_a_superlative_are_what_the_query_ranks_by() {
-        let ranks_by = |q: &Query, word: &str| {
-            let mut named = false;
-            for_each_word(word, &mut String::new(), |w| named |= q.ranked.contains(w));
-            named
-        };
+        let ranks_by = |q: &Query, word: &str| q.ranks(word);
         let q = query("Which input contributes the most bytes, and what is Vatican City's area?");
         assert!(ranks_by(&q, "bytes"), "{:?}", q.ranked);
         assert!(!ranks_by(&q, "area"), "{:?}", q.ranked);
         let q = query("which cars have horsepower of at least 120, and the heaviest (weight)?");
         assert!(ranks_by(&q, "weight"), "{:?}", q.ranked);
         assert!(!ranks_by(&q, "horsepower"), "{:?}", q.ranked);
+    }
+
+    #[test]
+    fn what_the_query_asks_records_to_lack_names_their_empty_fields() {
+        let q = query("Which component declares no license at all, and which is GPL?");
+        assert!(q.asks_lacking("licenses[].license.id"));
+        assert!(!q.asks_lacking("description"));
+        assert!(!query("which license is the most common?").asks_lacking("license"));
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub(crate) fn is_stopword(word: &str) -> bool {
         "these", "they", "this", "thos", "those", "through", "to", "too", "under", "until", "up",
         "us", "very", "was", "we", "wer", "were", "what", "when", "wher", "where", "which", "whil",
         "while", "who", "whom", "why", "will", "with", "would", "you", "your", "below", "abov",
-        "given", "get", "find", "name", "nam", "both", "among",
+        "given", "get", "find", "name", "nam", "both", "among", "per",
     ];
     STOPWORDS.contains(&word)
 }

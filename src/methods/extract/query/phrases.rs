@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::super::terms::for_each_word;
-use super::{Ends, WordHash};
+use super::{Ends, Ranked, WordHash};
 
 /// Words that ask for the largest values of a column.
 const HIGH_WORDS: &[&str] = &[
@@ -29,7 +29,13 @@ const EXCLUSIONS: &[&[&str]] = &[
     &["excluding"],
     &["except", "for"],
     &["not", "counting"],
+    &["not", "under"],
 ];
+
+/// Items of a list an aside runs on over ("other than the MIT, ISC or BSD licenses"): at most
+/// this many words each, none of them a question's.
+const MAX_LIST_ITEM_WORDS: usize = 2;
+const QUESTION_WORDS: &[&str] = &["which", "what", "why", "how", "where", "when", "who"];
 
 /// The marks that end a clause, at the end of a token.
 const CLAUSE_ENDS: [char; 7] = [',', ';', ':', '?', '.', '!', ')'];
@@ -64,6 +70,7 @@ pub(super) fn without_exclusions(text: &str) -> Cow<'_, str> {
                 while end < tokens.len() && !ends_clause(tokens[end]) {
                     end += 1;
                 }
+                end = list_end(&tokens, end);
                 dropped = true;
                 // The clause's closing mark stays: it still ends the words before it.
                 if let Some(last) = tokens.get(end) {
@@ -85,6 +92,78 @@ pub(super) fn without_exclusions(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Words that ask for what a record lacks: "which component declares no license".
+const ABSENCE_WORDS: &[&str] = &["no", "without", "lacks", "lacking"];
+/// Words read after one of them for what is lacking.
+const MAX_ABSENT_WORDS: usize = 2;
+
+/// The words, normalized as the query's, of what the query asks records to lack ("no license
+/// at all", "without a description"): a record whose field of that name is empty answers.
+pub(super) fn absent_words(text: &str) -> std::collections::HashSet<String, WordHash> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut absent = std::collections::HashSet::default();
+    let mut buf = String::new();
+    for (i, token) in tokens.iter().enumerate() {
+        if !ABSENCE_WORDS.contains(&bare(token).as_str()) || token.ends_with(CLAUSE_ENDS) {
+            continue;
+        }
+        let mut taken = 0;
+        for next in &tokens[i + 1..] {
+            let word = bare(next);
+            if !matches!(word.as_str(), "a" | "an" | "any" | "the") {
+                for_each_word(next, &mut buf, |w| {
+                    absent.insert(w.to_owned());
+                });
+                taken += 1;
+            }
+            if taken == MAX_ABSENT_WORDS || next.ends_with(CLAUSE_ENDS) {
+                break;
+            }
+        }
+    }
+    absent
+}
+
+/// Where a clause that ends with a comma at `end` ends when it is a list's first item: at the
+/// list's last item, after its "or" or "and" ("the MIT, ISC, Apache-2.0 or BSD licenses").
+/// Every item is a few words; otherwise the comma ends the clause.
+fn list_end(tokens: &[&str], end: usize) -> usize {
+    if !tokens.get(end).is_some_and(|t| t.ends_with(',')) {
+        return end;
+    }
+    let mut at = end + 1;
+    loop {
+        let start = at;
+        while at < tokens.len()
+            && at - start < MAX_LIST_ITEM_WORDS
+            && !tokens[at].ends_with(CLAUSE_ENDS)
+            && !matches!(bare(tokens[at]).as_str(), "or" | "and")
+        {
+            at += 1;
+        }
+        if tokens[start.min(tokens.len() - 1)..at.min(tokens.len())]
+            .iter()
+            .any(|t| QUESTION_WORDS.contains(&bare(t).as_str()))
+        {
+            return end;
+        }
+        let Some(token) = tokens.get(at) else {
+            return end;
+        };
+        match bare(token).as_str() {
+            // The last item runs to the clause's end, a few words on.
+            "or" | "and" if at > start || start > end + 1 => {
+                let last = at + 1;
+                return (last..tokens.len().min(last + MAX_LIST_ITEM_WORDS + 1))
+                    .find(|&k| tokens[k].ends_with(CLAUSE_ENDS))
+                    .unwrap_or(end);
+            }
+            _ if token.ends_with(',') && at - start < MAX_LIST_ITEM_WORDS => at += 1,
+            _ => return end,
+        }
+    }
+}
+
 /// Words that rank by a column: the superlatives of [`HIGH_WORDS`] and [`LOW_WORDS`], not
 /// their thresholds ("over 100", "below 5"), which may be about anything.
 const SUPERLATIVES: &[&str] = &[
@@ -98,11 +177,14 @@ const RANKED_AFTER: usize = 6;
 const RANKED_BEFORE: usize = 2;
 
 /// The words, normalized as the query's, within a few words of a superlative in its
-/// clause. "At least" and "at most" are bounds, not superlatives.
-pub(super) fn ranked_words(text: &str) -> std::collections::HashSet<String, WordHash> {
+/// clause: those after it, what it ranks by ("the largest area"), apart from those around
+/// it, just before it ("which directory is largest") or in a parenthesis after it, which
+/// mostly says what to report ("the highest GDP (value and year)"). "At least" and "at most"
+/// are bounds, not superlatives.
+pub(super) fn ranked_words(text: &str) -> Ranked {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let ends_sentence = |t: &str| t.ends_with(CLAUSE_ENDS) && !t.ends_with([':', ')']);
-    let mut ranked = std::collections::HashSet::default();
+    let mut ranked = Ranked::default();
     let mut buf = String::new();
     for (i, token) in tokens.iter().enumerate() {
         let word = bare(token);
@@ -119,10 +201,23 @@ pub(super) fn ranked_words(text: &str) -> std::collections::HashSet<String, Word
         while to + 1 < tokens.len() && to - i < RANKED_AFTER && !ends_sentence(tokens[to]) {
             to += 1;
         }
-        for token in &tokens[from..=to] {
+        for token in &tokens[from..i] {
             for_each_word(token, &mut buf, |w| {
-                ranked.insert(w.to_owned());
+                ranked.around.insert(w.to_owned());
             });
+        }
+        let mut in_parenthesis = false;
+        for token in &tokens[i..=to] {
+            in_parenthesis |= token.starts_with('(');
+            let words = if in_parenthesis {
+                &mut ranked.around
+            } else {
+                &mut ranked.after
+            };
+            for_each_word(token, &mut buf, |w| {
+                words.insert(w.to_owned());
+            });
+            in_parenthesis &= !token.contains(')');
         }
     }
     ranked

@@ -58,6 +58,8 @@ const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// fits) only while the document so far is up to this many times the largest unit: about
 /// twice the budget, past which it cannot fit whole.
 const FULLER_SOURCE_FACTOR: usize = 10;
+/// Sibling records needed for the lists their rows show to count as values, rare or lacking.
+const MIN_LISTED_RECORDS: usize = 20;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a map member whose key the query names.
@@ -613,20 +615,53 @@ impl<'q> Builder<'q> {
                     None => return,
                 },
             };
-            let index = match field_index.get(key) {
-                Some(&index) => index,
-                None => {
-                    let next = first_field + field_index.len();
-                    field_index.insert(key.to_owned(), next);
-                    next
-                }
-            };
-            if index == self.fields.len() {
-                self.fields.push(Field::default().with_name(key));
-            }
-            self.fields[index].push(unit, value);
+            push_field(
+                &mut self.fields,
+                (first_field, field_index),
+                key,
+                unit,
+                value,
+            );
         });
+        // A list a row shows (`licenses[].license.id`) is a value of the record too: the one
+        // `Unlicense` among MIT licenses, or the record with no license, is rare. Among a few
+        // records, each list is as rare as the next.
+        if let Some(table) = table.filter(|_| count >= MIN_LISTED_RECORDS) {
+            table.list_cells(item, &mut |key, text| {
+                let value = FieldValue::Category(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+                push_field(
+                    &mut self.fields,
+                    (first_field, field_index),
+                    key,
+                    unit,
+                    value,
+                );
+            });
+        }
     }
+}
+
+/// Adds `value` of `unit` to the field `key` of the records, which holds its index in
+/// `fields` (from `first_field` on) or is added.
+fn push_field(
+    fields: &mut Vec<Field>,
+    (first_field, field_index): (usize, &mut HashMap<String, usize>),
+    key: &str,
+    unit: usize,
+    value: FieldValue,
+) {
+    let index = match field_index.get(key) {
+        Some(&index) => index,
+        None => {
+            let next = first_field + field_index.len();
+            field_index.insert(key.to_owned(), next);
+            next
+        }
+    };
+    if index == fields.len() {
+        fields.push(Field::default().with_name(key));
+    }
+    fields[index].push(unit, value);
 }
 
 #[cfg(test)]

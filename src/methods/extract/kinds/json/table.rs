@@ -62,6 +62,9 @@ const KEY_NAMED: i32 = 5;
 /// The columns of one array of records.
 pub(super) struct Table {
     columns: Vec<String>,
+    /// The other text fields of the lists a column shows a field of, the most telling first:
+    /// what a row shows where the record's items lack the column's field.
+    stand_ins: Vec<String>,
     /// Query words few records hold: a record holding one is singled out by the query.
     rare_words: HashSet<String>,
     /// Query words few records hold as the whole value of a top-level member (a `method` of
@@ -223,12 +226,24 @@ impl TableBuilder {
             .filter(|c| is_link(&self.columns[c.3]))
             .min_by_key(|c| (c.3.contains('.'), c.1, c.2))
             .map(|c| c.3);
+        // A list's field is its most telling one: of equal scores, the one of most distinct
+        // values (a license's `id`, not its `acknowledgement` that is always "declared").
+        let mut list_field: HashMap<&str, (i32, usize, &str)> = HashMap::default();
+        for &(score, _, _, path) in &candidates {
+            if let Some((list, _)) = path.split_once("[].") {
+                let distinct = self.columns[path].distinct.len();
+                let best = list_field.entry(list).or_insert((score, distinct, path));
+                if score == best.0 && distinct > best.1 {
+                    *best = (score, distinct, path);
+                }
+            }
+        }
         let mut lists_chosen: HashSet<&str> = HashSet::default();
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
             let list = path.split_once("[].").map(|(list, _)| list);
             if (is_link(stats) && Some(path) != shortest_link)
-                || list.is_some_and(|l| lists_chosen.contains(l))
+                || list.is_some_and(|l| lists_chosen.contains(l) || list_field[l].2 != path)
             {
                 continue;
             }
@@ -254,8 +269,26 @@ impl TableBuilder {
                 .map(|(word, _)| word)
                 .collect()
         };
+        let columns: Vec<String> = chosen.into_iter().map(|(_, p)| p.clone()).collect();
+        // Per list column, its list's other text fields, the most varied first, then the
+        // longest (an `expression` before an `acknowledgement` that is always "declared").
+        let mut stand_ins: Vec<(String, (usize, usize))> = Vec::new();
+        for (path, stats) in &self.columns {
+            let list = path.split_once("[].").map(|(list, _)| list);
+            if list.is_some()
+                && !columns.contains(path)
+                && columns
+                    .iter()
+                    .any(|c| c.split_once("[].").map(|(l, _)| l) == list)
+            {
+                let average = stats.bytes / stats.present.max(1);
+                stand_ins.push((path.clone(), (stats.distinct.len(), average)));
+            }
+        }
+        stand_ins.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         Some(Table {
-            columns: chosen.into_iter().map(|(_, p)| p.clone()).collect(),
+            columns,
+            stand_ins: stand_ins.into_iter().map(|(p, _)| p).collect(),
             rare_words: rare(self.word_records),
             rare_values: rare(self.value_records),
         })
@@ -342,9 +375,6 @@ enum Cell<'v> {
     List,
 }
 
-/// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
-/// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
-/// of their text fields (`labels[].name`) — with the cell's text.
 /// Whether `needle` (not empty) occurs in `haystack`. Record values are mostly short, where
 /// building a searcher costs more than scanning for the needle's first byte.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -361,6 +391,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
         .any(|at| haystack[at..].starts_with(needle))
 }
 
+/// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
+/// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
+/// of their text fields (`labels[].name`, `licenses[].license.id`) — with the cell's text.
 fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
     let Value::Object(map) = item else { return };
     for (k, v) in map {
@@ -377,17 +410,34 @@ fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String))
                     let text: Vec<String> = items.iter().map(cell_text).collect();
                     f(&format!("{k}[]"), Cell::List, text.join(","));
                 } else if items.iter().all(Value::is_object) {
-                    let mut keys: Vec<&String> = Vec::new();
+                    // Each text member of the items, and of an object they wrap (CycloneDX's
+                    // `licenses[].license.id`).
+                    let mut keys: Vec<(&String, Option<&String>)> = Vec::new();
                     for x in items {
                         for (ik, value) in x.as_object().into_iter().flatten() {
-                            if value.is_string() && !keys.contains(&ik) {
-                                keys.push(ik);
+                            let mut add = |key| {
+                                if !keys.contains(&key) {
+                                    keys.push(key);
+                                }
+                            };
+                            match value {
+                                Value::String(_) => add((ik, None)),
+                                Value::Object(inner) => inner
+                                    .iter()
+                                    .filter(|(_, v)| v.is_string())
+                                    .for_each(|(iik, _)| add((ik, Some(iik)))),
+                                _ => {}
                             }
                         }
                     }
-                    for ik in keys {
-                        let text: Vec<&str> =
-                            items.iter().filter_map(|x| x.get(ik)?.as_str()).collect();
+                    for (ik, iik) in keys {
+                        let text: Vec<&str> = items
+                            .iter()
+                            .filter_map(|x| {
+                                let v = x.get(ik)?;
+                                iik.map_or(Some(v), |iik| v.get(iik))?.as_str()
+                            })
+                            .collect();
                         // The list's text is one cell: its links and digests make it no column.
                         if text
                             .iter()
@@ -395,7 +445,11 @@ fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String))
                         {
                             continue;
                         }
-                        f(&format!("{k}[].{ik}"), Cell::List, text.join(","));
+                        let path = match iik {
+                            Some(iik) => format!("{k}[].{ik}.{iik}"),
+                            None => format!("{k}[].{ik}"),
+                        };
+                        f(&path, Cell::List, text.join(","));
                     }
                 }
             }
@@ -478,15 +532,47 @@ impl Table {
         format!("one line per record: {}", self.columns.join(" | "))
     }
 
+    /// Calls `f` with the text of each of `item`'s list columns (`labels[].name`) as its row
+    /// shows it, empty where it has none.
+    pub(super) fn list_cells(&self, item: &Value, f: &mut dyn FnMut(&str, &str)) {
+        for (column, text) in self.columns.iter().zip(self.cells(item)) {
+            if column.contains("[]") {
+                f(column, &text);
+            }
+        }
+    }
+
     /// `item`'s cells, `|`-separated; a missing value is left empty.
     pub(super) fn row(&self, item: &Value) -> String {
+        self.cells(item).join(" | ")
+    }
+
+    /// `item`'s cells, each shortened. A list column whose field the record's items lack
+    /// shows another text field of theirs (a license given as an `expression` where the
+    /// others give an `id`).
+    fn cells(&self, item: &Value) -> Vec<String> {
         let mut cells: Vec<String> = vec![String::new(); self.columns.len()];
+        let mut stand_ins: Vec<Option<String>> = vec![None; self.stand_ins.len()];
         for_each_cell(item, &mut |path, _, text| {
             if let Some(i) = self.columns.iter().position(|c| c == path) {
                 cells[i] = shorten(&text.replace('|', "/").replace('\n', " "));
+            } else if let Some(i) = self.stand_ins.iter().position(|c| c == path) {
+                stand_ins[i] = Some(text);
             }
         });
-        cells.join(" | ")
+        for (column, cell) in self.columns.iter().zip(&mut cells) {
+            let Some((list, _)) = column.split_once("[].") else {
+                continue;
+            };
+            if cell.is_empty()
+                && let Some(text) = (self.stand_ins.iter().zip(&stand_ins))
+                    .filter(|(path, _)| path.split_once("[].").is_some_and(|(l, _)| l == list))
+                    .find_map(|(_, text)| text.as_deref().filter(|t| !t.is_empty()))
+            {
+                *cell = shorten(&text.replace('|', "/").replace('\n', " "));
+            }
+        }
+        cells
     }
 }
 

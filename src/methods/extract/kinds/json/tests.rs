@@ -719,3 +719,90 @@ fn a_text_the_query_ranks_by_is_ranked_by_its_length() {
     let doc = build_value(&comments, Some(&q), 1000);
     assert!(!doc.fields.iter().any(|f| f.name() == "body"));
 }
+
+/// An SBOM's components: most under a few licenses given by `id`, four under rare ones, one
+/// by an `expression`, one with none.
+fn components() -> Vec<Value> {
+    (0..30)
+        .map(|i| {
+            let licenses = match i {
+                7 => serde_json::json!([{"expression": "(AFL-2.1 OR BSD-3-Clause)", "acknowledgement": "declared"}]),
+                3 | 11 | 19 | 27 => {
+                    let id = ["Unlicense", "MPL-2.0", "0BSD", "GPL-2.0-only"][i / 8];
+                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
+                }
+                _ => {
+                    let id = ["MIT", "ISC", "Apache-2.0"][i % 3];
+                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
+                }
+            };
+            let mut component = serde_json::json!({
+                "name": format!("package-{i}"), "version": format!("1.{i}.0"),
+                "description": format!("The {i}th helper library of a small project, described at some length."),
+                "homepage": format!("https://example.org/projects/package-{i}/documentation/index.html"),
+                "bom-ref": format!("root@1.0.0|package-{i}@1.{i}.0|with-a-long-reference-path"),
+                "purl": format!("pkg:npm/package-{i}@1.{i}.0"), "licenses": licenses,
+            });
+            if i == 23 {
+                component.as_object_mut().map(|c| c.remove("licenses"));
+            }
+            component
+        })
+        .collect()
+}
+
+#[test]
+fn a_list_s_most_telling_field_is_its_column_and_another_stands_in_where_missing() {
+    let components = components();
+    let q = query_of("which components are under an unusual license?");
+    let doc = build_value(
+        &serde_json::json!({ "components": components }),
+        Some(&q),
+        300,
+    );
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let schema = texts
+        .iter()
+        .find(|t| t.contains("one line per record"))
+        .unwrap();
+    // The license's `id`, not its `acknowledgement`, which is always "declared".
+    assert!(schema.contains("licenses[].license.id"), "{schema}");
+    let row = |name: &str| {
+        texts
+            .iter()
+            .find(|t| t.contains(&format!("| {name} |")) || t.contains(&format!(": {name} |")))
+            .copied()
+            .unwrap_or_default()
+    };
+    assert!(row("package-3").contains("Unlicense"), "{texts:?}");
+    // The component licensed by an expression shows it where the others show an id.
+    assert!(
+        row("package-7").contains("(AFL-2.1 OR BSD-3-Clause)"),
+        "{texts:?}"
+    );
+    // The list a row shows is a field of the records: the one `Unlicense` is rare.
+    let field = doc
+        .fields
+        .iter()
+        .find(|f| f.name() == "licenses[].license.id")
+        .expect("a field of the licenses");
+    assert_eq!(field.len(), components.len());
+}
+
+#[test]
+fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
+    let components = components();
+    let listing = serde_json::json!({ "components": components });
+    let q = query_of("which component declares no license at all?");
+    let doc = build_value(&listing, Some(&q), 300);
+    let scores = crate::methods::extract::score::score(&doc, Some(&q));
+    let lacking = (0..doc.units.len())
+        .find(|&u| doc.text(u).contains("package-23 |"))
+        .expect("the row of the component without a license");
+    let mut ranked: Vec<usize> = (0..doc.units.len())
+        .filter(|&u| !doc.units[u].pinned)
+        .collect();
+    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    // Ahead of the records rare for their own licenses.
+    assert_eq!(ranked[0], lacking, "{}", doc.text(ranked[0]));
+}
