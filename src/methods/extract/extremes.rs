@@ -163,6 +163,12 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
             *r = numeric && q.ranks(f.name());
         }
     }
+    // "Which file is the largest": the size column.
+    if !ranked.contains(&true) {
+        for ((r, f), &numeric) in ranked.iter_mut().zip(&doc.fields).zip(&numeric) {
+            *r = numeric && q.ranks_implied(f.name());
+        }
+    }
     if !ranked.contains(&true) {
         let numeric: Vec<usize> = (0..doc.fields.len()).filter(|&i| numeric[i]).collect();
         if let [only] = numeric[..] {

@@ -47,6 +47,9 @@ pub(crate) struct Ranked {
     /// year)"), or what it ranks by when nothing after it names a column ("which directory is
     /// largest", "the largest (path and length)").
     around: std::collections::HashSet<String, WordHash>,
+    /// The columns its superlative implies ("size" for "the largest"): what it ranks by
+    /// when no word near it names a column.
+    implied: std::collections::HashSet<String, WordHash>,
 }
 
 impl Ranked {
@@ -208,6 +211,12 @@ impl Query {
         // A list's own key names it, not its items' fields (`id` of every license).
         let list = name.split_once("[]").map_or(name, |(list, _)| list);
         names_one_of(list, &self.absent)
+    }
+
+    /// Whether `name` is a column a superlative of the query implies: `Length` or `size` of
+    /// "the largest".
+    pub(crate) fn ranks_implied(&self, name: &str) -> bool {
+        names_one_of(name, &self.ranked.implied)
     }
 
     /// Whether `name` has a word after a superlative of the query: what it ranks by ("the

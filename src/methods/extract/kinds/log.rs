@@ -85,8 +85,13 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         if line.trim().is_empty() {
             continue;
         }
-        let continues =
-            !starts_entry(line) && entry_head.is_some() && entry_lines < MAX_ENTRY_LINES;
+        // A rule of dashes ends an entry: what follows it (a listing's totals) is no part of
+        // the line above.
+        let is_rule = line.trim().bytes().all(|b| b" -=+".contains(&b));
+        let continues = !is_rule
+            && !starts_entry(line)
+            && entry_head.is_some()
+            && entry_lines < MAX_ENTRY_LINES;
         if continues && let Some(last) = units.last_mut() {
             last.span.set_end(span.end);
             last.weight += 1;

@@ -128,23 +128,32 @@ pub(crate) fn build<'a>(
     doc
 }
 
-/// The numeric columns of a listing without a header (`ls -l`, `dpkg-deb -c`, `du`, `ps`):
-/// the k-th whitespace-separated token of each line, where nearly every line has a number
-/// there (a size, a count; `2025-01-03` and `11:15` are not numbers). A query that asks for
-/// the largest or smallest then finds its extremes (see `extremes`).
+/// The numeric columns of a listing (`ls -l`, `dpkg-deb -c`, `du`, `ps`): the k-th
+/// whitespace-separated token of each line, where nearly every line has a number there (a
+/// size, a count; `2025-01-03` and `11:15` are not numbers), named by the word of a header
+/// line above at that place (see [`listing_header`]). A query that asks for the largest or
+/// smallest then finds its extremes (see `extremes`).
 fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
     /// Tokens looked at per line: a listing's numbers come first, its names last.
     const MAX_TOKENS: usize = 8;
     /// Lines needed for a column to be worth ranking.
     const MIN_LINES: usize = 8;
-    let mut columns: Vec<Field> = vec![Field::default(); MAX_TOKENS];
+    let header = listing_header(doc);
+    let mut columns: Vec<Field> = (0..MAX_TOKENS)
+        .map(|k| {
+            let name = header.as_ref().and_then(|(_, names)| names.get(k).copied());
+            Field::default().with_name(name.unwrap_or_default())
+        })
+        .collect();
     let mut lines = 0;
     for (u, unit) in doc.units.iter().enumerate() {
-        if unit.pinned || unit.weight == 0 {
+        if unit.pinned || unit.weight == 0 || header.as_ref().is_some_and(|(h, _)| *h == u) {
             continue;
         }
         let text = doc.text(u);
-        let first_line = text.lines().next().unwrap_or("");
+        // A rule of dashes above a totals line is no row of its own.
+        let is_rule = |l: &str| l.bytes().all(|b| b" -=+".contains(&b));
+        let first_line = text.lines().find(|l| !is_rule(l)).unwrap_or("");
         lines += 1;
         for (k, token) in first_line.split_whitespace().take(MAX_TOKENS).enumerate() {
             if let Some(n) = super::doc::parse_quantity(token) {
@@ -156,6 +165,36 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
         .into_iter()
         .filter(|c| lines >= MIN_LINES && c.len() * 10 >= lines * 9)
         .collect()
+}
+
+/// The header of a listing (`ps aux`'s `USER PID %CPU %MEM …`, `unzip -lv`'s `Length Method
+/// Size …`): among its first lines, one of at least three words and no number, the last such
+/// before the first line with a number (a rule of dashes may sit between). Returns its unit and its words, which name the columns below it.
+fn listing_header<'d>(doc: &'d Doc<'_>) -> Option<(usize, Vec<&'d str>)> {
+    /// Lines from the top a header may sit at (after a title, a blank, an `Archive:` line).
+    const MAX_HEADER_LINE: usize = 6;
+    // A head unit may hold several lines (a title, the header, its rule).
+    let lines = (0..doc.units.len())
+        .flat_map(|u| doc.text(u).lines().map(move |line| (u, line)))
+        .filter(|(_, line)| !line.trim().is_empty());
+    let mut previous: Option<(usize, Vec<&str>)> = None;
+    for (u, line) in lines.take(MAX_HEADER_LINE + 1) {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let has_number = tokens
+            .iter()
+            .any(|t| super::doc::parse_quantity(t).is_some());
+        if has_number {
+            return previous;
+        }
+        let words = tokens
+            .iter()
+            .filter(|t| t.starts_with(|c: char| c.is_alphabetic() || c == '%'))
+            .count();
+        if tokens.len() >= 3 && !has_number && words * 2 > tokens.len() {
+            previous = Some((u, tokens));
+        }
+    }
+    None
 }
 
 /// Cuts units longer than `max_bytes`, so that one huge line (minified code, a log line with a

@@ -280,3 +280,32 @@ fn a_listing_keeps_its_largest_entry_when_asked_for_it() {
     let out = extract_with_stats(&listing, &hints, 300, &TokenCounter::default()).text;
     assert!(out.contains("module_271.py"), "{out}");
 }
+
+/// A listing with a header (`unzip -lv`): its words name the columns, "the largest" ranks by
+/// the one of sizes (not by a compressed size beside it), and the totals under a rule of
+/// dashes are a line of their own.
+#[test]
+fn a_listing_s_header_names_its_columns_and_the_largest_ranks_by_its_length() {
+    let mut listing = String::from(
+        "Archive:  pkg-1.0-py3-none-any.whl\n Length   Method    Size  Cmpr    Date    Time   CRC-32   Name\n--------  ------  ------- ---- ---------- ----- --------  ----\n",
+    );
+    for i in 0..400 {
+        // The largest file compresses well; files of larger compressed size come elsewhere.
+        let (length, size) = if i == 271 {
+            (142_315, 9_846)
+        } else {
+            (200 + (i * 37) % 9000, 3000 + (i * 53) % 19_000)
+        };
+        listing.push_str(&format!(
+            "{length:>8}  Defl:N {size:>8}  61% 2025-12-08 17:02 b8177534  pkg/module_{i}.py\n"
+        ));
+    }
+    listing.push_str("--------          -------  ---                            -------\n");
+    listing.push_str(" 3721408          4506112  72%                            401 files\n");
+    let hints = Hints::new().with_query(
+        "which file is the largest (path, length and CRC-32), and how many files are there?",
+    );
+    let out = extract_with_stats(&listing, &hints, 300, &TokenCounter::default()).text;
+    assert!(out.contains("module_271.py"), "{out}");
+    assert!(out.contains("401 files"), "{out}");
+}

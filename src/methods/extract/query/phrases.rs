@@ -171,6 +171,20 @@ const SUPERLATIVES: &[&str] = &[
     "greatest", "worst", "top", "peak", "smallest", "lowest", "shortest", "fastest", "lightest",
     "least", "minimum", "fewest", "cheapest",
 ];
+/// The columns a superlative ranks by when the query names none ("which file is the largest"
+/// of a listing with a `Length` column, "the slowest" of one with `duration`).
+const IMPLIED_COLUMNS: &[(&[&str], &[&str])] = &[
+    (
+        &["largest", "biggest", "smallest"],
+        &["size", "length", "bytes"],
+    ),
+    (
+        &["slowest", "fastest", "longest", "shortest"],
+        &["duration", "time", "elapsed"],
+    ),
+    (&["heaviest", "lightest"], &["weight", "mass"]),
+    (&["cheapest"], &["price", "cost"]),
+];
 /// How far from a superlative, in words, the column it ranks by is named: after it ("the
 /// highest fertility rate in 2011"), or just before ("bytes the most").
 const RANKED_AFTER: usize = 6;
@@ -197,14 +211,30 @@ pub(super) fn ranked_words(text: &str) -> Ranked {
         while from > 0 && i - from < RANKED_BEFORE && !ends_sentence(tokens[from - 1]) {
             from -= 1;
         }
+        // A parenthesis runs on over its commas ("the largest (path, length and CRC)").
         let mut to = i;
-        while to + 1 < tokens.len() && to - i < RANKED_AFTER && !ends_sentence(tokens[to]) {
+        let mut open = false;
+        while to + 1 < tokens.len() && to - i < RANKED_AFTER {
+            open = (open || tokens[to].starts_with('(')) && !tokens[to].contains(')');
+            if !open && ends_sentence(tokens[to]) {
+                break;
+            }
             to += 1;
         }
         for token in &tokens[from..i] {
             for_each_word(token, &mut buf, |w| {
                 ranked.around.insert(w.to_owned());
             });
+        }
+        if let Some((_, columns)) = IMPLIED_COLUMNS
+            .iter()
+            .find(|(s, _)| s.contains(&word.as_str()))
+        {
+            for column in *columns {
+                for_each_word(column, &mut buf, |w| {
+                    ranked.implied.insert(w.to_owned());
+                });
+            }
         }
         let mut in_parenthesis = false;
         for token in &tokens[i..=to] {

@@ -19,6 +19,8 @@ const DIGEST_HEAD: usize = 16;
 const MAX_LIST_ITEMS: usize = 8;
 /// The longest name of a name/value list (see [`is_name_value_list`]).
 const MAX_NAME_BYTES: usize = 64;
+/// The end of a traceback a cut text keeps is cut to this many bytes.
+const MAX_TAIL_BYTES: usize = 200;
 
 /// What stays the same while rendering one record.
 pub(super) struct Ctx<'q> {
@@ -232,6 +234,22 @@ fn text_cap(s: &str, string_cap: usize, ctx: &Ctx<'_>) -> usize {
     }
 }
 
+/// The line that ends a Python traceback (`FileNotFoundError: [Errno 2] No such file …`),
+/// cut to [`MAX_TAIL_BYTES`], or `""` when `s` holds none: what went wrong is said last, and a
+/// log record's text cut to its head would lose it.
+fn traceback_tail(s: &str) -> &str {
+    if !s.contains("Traceback (most recent call last):") {
+        return "";
+    }
+    let last = s
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    &last[..crate::tokens::floor_char_boundary(last, MAX_TAIL_BYTES)]
+}
+
 /// A long digest or base64 run (an `integrity` hash, an image digest) the query does not
 /// name, as its head and a mark: it costs many tokens and hardly ever answers, and its head
 /// still tells two apart.
@@ -264,7 +282,8 @@ pub(super) fn render_string(
         out.push_str("…\"");
         return;
     }
-    let head = &s[..crate::tokens::floor_char_boundary(s, cap)];
+    let tail = traceback_tail(s);
+    let head = &s[..crate::tokens::floor_char_boundary(s, cap.saturating_sub(tail.len()))];
     let mut text = head.to_owned();
     // A part of the rest that the query names is worth more than more of the head.
     if let Some(q) = query
@@ -275,6 +294,10 @@ pub(super) fn render_string(
         let to = crate::tokens::floor_char_boundary(s, at + 100);
         text.push_str(" … ");
         text.push_str(&s[from..to]);
+    }
+    if !tail.is_empty() && !text.contains(tail) {
+        text.push_str(" … ");
+        text.push_str(tail);
     }
     let quoted = json_string(&text);
     out.push_str(&quoted[..quoted.len() - 1]);

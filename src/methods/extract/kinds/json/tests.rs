@@ -806,3 +806,25 @@ fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
     // Ahead of the records rare for their own licenses.
     assert_eq!(ranked[0], lacking, "{}", doc.text(ranked[0]));
 }
+
+#[test]
+fn a_cut_traceback_keeps_the_line_that_says_what_went_wrong() {
+    let frames: String = (0..30)
+        .map(|i| {
+            format!(
+                "  File \"/srv/app/mod{i}.py\", line {i}, in step{i}\n    step{}()\n",
+                i + 1
+            )
+        })
+        .collect();
+    let text = format!(
+        "An error has been caught in function 'main':\nTraceback (most recent call last):\n{frames}FileNotFoundError: [Errno 2] No such file or directory: '/srv/data/input.csv'\n"
+    );
+    let mut out = String::new();
+    render_string(&mut out, &text, 400, None, None);
+    assert!(
+        out.contains("No such file or directory: '/srv/data/input.csv'"),
+        "{out}"
+    );
+    assert!(out.starts_with("\"An error has been caught"), "{out}");
+}
