@@ -375,6 +375,14 @@ pub(crate) fn level_from_words(line: &str) -> Level {
     if is_tap_result(line, "not ok ") {
         return Level::Error;
     }
+    // The one-letter tags of apt, dpkg and lintian: `E: …`, `W: …`, and the notes that explain
+    // them (`N:   A manual page provoked warnings …`), which are about warnings, not ones.
+    match line.as_bytes() {
+        [b'E', b':', b' ', ..] => return Level::Error,
+        [b'W', b':', b' ', ..] => return Level::Warn,
+        [b'N' | b'I', b':', ..] => return Level::None,
+        _ => {}
+    }
     let mut level = Level::None;
     let bytes = line.as_bytes();
     let mut i = 0;
@@ -535,6 +543,19 @@ mod tests {
         );
         assert_eq!(level_from_words("warning: unused variable"), Level::Warn);
         assert_eq!(level_from_words("Compiling memchr v2.8.3"), Level::None);
+        // apt's and lintian's one-letter tags, and the notes that explain a warning.
+        assert_eq!(
+            level_from_words("W: mc: uses-dpkg-database-directly [usr/lib/mc/extfs.d/debd]"),
+            Level::Warn
+        );
+        assert_eq!(
+            level_from_words("E: Unable to locate package foo"),
+            Level::Error
+        );
+        assert_eq!(
+            level_from_words("N:   A manual page provoked warnings or errors from man."),
+            Level::None
+        );
     }
 
     #[test]
