@@ -140,40 +140,38 @@ fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
     }
 }
 
-/// Per field, whether the query ranks records by it: it names the field next to a
-/// superlative (`area` of "the largest area", `bytesInOutput` of "the most bytes", the column
-/// `2011` of "the highest rate in 2011"). When it names none, a table's only numeric column is the one it ranks by (`du`:
-/// "which directory is largest").
+/// Per field, whether the query ranks records by it. The first of these that marks a numeric
+/// field: the fields it names after a superlative (`area` of "the largest area",
+/// `bytesInOutput` of "the most bytes", the column `2011` of "the highest rate in 2011");
+/// those it names around one (before it, or in a parenthesis after it: "which directory is
+/// largest"); those its superlative implies (`Length` for "the largest"); a table's only
+/// numeric column (`du`: "which directory is largest").
 fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
     let Some(q) = query.filter(|q| !q.ranked.is_empty()) else {
         return vec![false; doc.fields.len()];
     };
     let numeric: Vec<bool> = doc.fields.iter().map(is_numeric).collect();
-    // What a superlative is followed by is what it ranks by; what precedes it, only when
-    // nothing after it names a column ("the year with the lowest life expectancy" ranks by
-    // life expectancy, not year).
-    let mut ranked: Vec<bool> = doc
-        .fields
-        .iter()
-        .zip(&numeric)
-        .map(|(f, &numeric)| numeric && q.ranks_after(f.name()))
-        .collect();
-    if !ranked.contains(&true) {
+    // What follows a superlative is what it ranks by: "the year with the lowest life
+    // expectancy" ranks by life expectancy, not year.
+    let names: [&dyn Fn(&str) -> bool; 3] = [
+        &|name| q.ranks_after(name),
+        &|name| q.ranks(name),
+        &|name| q.ranks_implied(name),
+    ];
+    let mut ranked = vec![false; doc.fields.len()];
+    for named in names {
         for ((r, f), &numeric) in ranked.iter_mut().zip(&doc.fields).zip(&numeric) {
-            *r = numeric && q.ranks(f.name());
+            *r = numeric && named(f.name());
+        }
+        if ranked.contains(&true) {
+            return ranked;
         }
     }
-    // "Which file is the largest": the size column.
-    if !ranked.contains(&true) {
-        for ((r, f), &numeric) in ranked.iter_mut().zip(&doc.fields).zip(&numeric) {
-            *r = numeric && q.ranks_implied(f.name());
-        }
-    }
-    if !ranked.contains(&true) {
-        let numeric: Vec<usize> = (0..doc.fields.len()).filter(|&i| numeric[i]).collect();
-        if let [only] = numeric[..] {
-            ranked[only] = true;
-        }
+    if let [only] = (0..doc.fields.len())
+        .filter(|&i| numeric[i])
+        .collect::<Vec<_>>()[..]
+    {
+        ranked[only] = true;
     }
     ranked
 }
