@@ -16,6 +16,12 @@ pub(crate) fn starts_entry(line: &str) -> bool {
     has_timestamp(line) || explicit_level(line).is_some()
 }
 
+/// Whether `line` is a rule of dashes (`--------  ------  -------`, `===`, `+---+`): it sets
+/// apart what follows, a listing's totals under its rows.
+pub(crate) fn is_rule_of_dashes(line: &str) -> bool {
+    line.trim().bytes().all(|b| b" -=+".contains(&b))
+}
+
 fn has_timestamp(line: &str) -> bool {
     let head = &line.as_bytes()[..line.len().min(48)];
     let digit = |i: usize| head.get(i).is_some_and(|b| b.is_ascii_digit());
@@ -87,8 +93,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         }
         // A rule of dashes ends an entry: what follows it (a listing's totals) is no part of
         // the line above.
-        let is_rule = line.trim().bytes().all(|b| b" -=+".contains(&b));
-        let continues = !is_rule
+        let continues = !is_rule_of_dashes(line)
             && !starts_entry(line)
             && entry_head.is_some()
             && entry_lines < MAX_ENTRY_LINES;

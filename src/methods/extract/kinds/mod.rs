@@ -152,8 +152,10 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
         }
         let text = doc.text(u);
         // A rule of dashes above a totals line is no row of its own.
-        let is_rule = |l: &str| l.bytes().all(|b| b" -=+".contains(&b));
-        let first_line = text.lines().find(|l| !is_rule(l)).unwrap_or("");
+        let first_line = text
+            .lines()
+            .find(|l| !log::is_rule_of_dashes(l))
+            .unwrap_or("");
         lines += 1;
         for (k, token) in first_line.split_whitespace().take(MAX_TOKENS).enumerate() {
             if let Some(n) = super::doc::parse_quantity(token) {

@@ -518,7 +518,18 @@ impl<'q> Builder<'q> {
         let as_row = named == 0 && !key_named && level != Level::Error;
         let projectable =
             self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap;
-        let row = table.filter(|_| as_row || projectable).map(|t| t.row(item));
+        // A list a row shows (`licenses[].license.id`) is a value of the record too: the one
+        // `Unlicense` among MIT licenses, or the record with no license, is rare. Among a few
+        // records, each list is as rare as the next.
+        let lists_are_values =
+            count >= MIN_LISTED_RECORDS && table.is_some_and(table::Table::has_list_column);
+        let cells = table
+            .filter(|_| as_row || projectable || lists_are_values)
+            .map(|t| t.cells(item));
+        let row = cells
+            .as_deref()
+            .filter(|_| as_row || projectable)
+            .map(table::row_of);
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {
@@ -598,6 +609,9 @@ impl<'q> Builder<'q> {
             let fuller = format!("{text}\n{}", labelled(&label, &whole));
             self.fuller.push(unit, &self.respaced(&fuller));
         }
+        let mut add = |fields: &mut Vec<Field>, key: &str, value: FieldValue| {
+            push_field(fields, (first_field, &mut *field_index), key, unit, value);
+        };
         for_each_scalar(item, "", 0, &mut |key, value| {
             let value = match value {
                 // "The longest body": a text the query ranks by is ranked by its length, though
@@ -615,27 +629,12 @@ impl<'q> Builder<'q> {
                     None => return,
                 },
             };
-            push_field(
-                &mut self.fields,
-                (first_field, field_index),
-                key,
-                unit,
-                value,
-            );
+            add(&mut self.fields, key, value);
         });
-        // A list a row shows (`licenses[].license.id`) is a value of the record too: the one
-        // `Unlicense` among MIT licenses, or the record with no license, is rare. Among a few
-        // records, each list is as rare as the next.
-        if let Some(table) = table.filter(|_| count >= MIN_LISTED_RECORDS) {
-            table.list_cells(item, &mut |key, text| {
+        if let (Some(table), Some(cells)) = (table.filter(|_| lists_are_values), &cells) {
+            table.list_cells(cells, &mut |key, text| {
                 let value = FieldValue::Category(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
-                push_field(
-                    &mut self.fields,
-                    (first_field, field_index),
-                    key,
-                    unit,
-                    value,
-                );
+                add(&mut self.fields, key, value);
             });
         }
     }

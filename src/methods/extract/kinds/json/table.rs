@@ -230,7 +230,7 @@ impl TableBuilder {
         // values (a license's `id`, not its `acknowledgement` that is always "declared").
         let mut list_field: HashMap<&str, (i32, usize, &str)> = HashMap::default();
         for &(score, _, _, path) in &candidates {
-            if let Some((list, _)) = path.split_once("[].") {
+            if let Some(list) = list_of(path) {
                 let distinct = self.columns[path].distinct.len();
                 let best = list_field.entry(list).or_insert((score, distinct, path));
                 if score == best.0 && distinct > best.1 {
@@ -241,7 +241,7 @@ impl TableBuilder {
         let mut lists_chosen: HashSet<&str> = HashSet::default();
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
-            let list = path.split_once("[].").map(|(list, _)| list);
+            let list = list_of(path);
             if (is_link(stats) && Some(path) != shortest_link)
                 || list.is_some_and(|l| lists_chosen.contains(l) || list_field[l].2 != path)
             {
@@ -274,12 +274,10 @@ impl TableBuilder {
         // longest (an `expression` before an `acknowledgement` that is always "declared").
         let mut stand_ins: Vec<(String, (usize, usize))> = Vec::new();
         for (path, stats) in &self.columns {
-            let list = path.split_once("[].").map(|(list, _)| list);
+            let list = list_of(path);
             if list.is_some()
                 && !columns.contains(path)
-                && columns
-                    .iter()
-                    .any(|c| c.split_once("[].").map(|(l, _)| l) == list)
+                && columns.iter().any(|c| list_of(c) == list)
             {
                 let average = stats.bytes / stats.present.max(1);
                 stand_ins.push((path.clone(), (stats.distinct.len(), average)));
@@ -299,8 +297,8 @@ impl TableBuilder {
     /// For a column of a list of objects (`labels[].name`), how many records hold that list
     /// empty: the column is present there too, with nothing in it.
     fn empty_lists(&self, path: &str) -> usize {
-        match path.split_once("[].") {
-            Some((list, _)) => self
+        match list_of(path) {
+            Some(list) => self
                 .columns
                 .get(&format!("{list}[]"))
                 .map_or(0, |c| c.present),
@@ -356,8 +354,8 @@ fn score(
         let (mut words, mut named) = (0, 0);
         // The last key says what the value is: `avatar_url` is an image more than a URL; in
         // a list of names (`labels[].name`) the list's key says it.
-        let last = match path.split_once("[].") {
-            Some((list, _)) => list.rsplit('.').next().unwrap_or(list),
+        let last = match list_of(path) {
+            Some(list) => list.rsplit('.').next().unwrap_or(list),
             None => super::last_segment(path),
         };
         for_each_word(last, &mut buf, |w| {
@@ -389,6 +387,11 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     };
     memchr::memchr_iter(first, &haystack[..=last_start])
         .any(|at| haystack[at..].starts_with(needle))
+}
+
+/// The list a column's path reads a field of: `labels` of `labels[].name`.
+fn list_of(path: &str) -> Option<&str> {
+    path.split_once("[].").map(|(list, _)| list)
 }
 
 /// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
@@ -532,25 +535,25 @@ impl Table {
         format!("one line per record: {}", self.columns.join(" | "))
     }
 
-    /// Calls `f` with the text of each of `item`'s list columns (`labels[].name`) as its row
-    /// shows it, empty where it has none.
-    pub(super) fn list_cells(&self, item: &Value, f: &mut dyn FnMut(&str, &str)) {
-        for (column, text) in self.columns.iter().zip(self.cells(item)) {
-            if column.contains("[]") {
-                f(column, &text);
-            }
-        }
+    /// Whether a column shows a list's field (`labels[].name`).
+    pub(super) fn has_list_column(&self) -> bool {
+        self.columns.iter().any(|c| c.contains("[]"))
     }
 
-    /// `item`'s cells, `|`-separated; a missing value is left empty.
-    pub(super) fn row(&self, item: &Value) -> String {
-        self.cells(item).join(" | ")
+    /// Calls `f` with each list column (`labels[].name`) and its text among a record's
+    /// `cells` (see [`Table::cells`]), empty where it has none.
+    pub(super) fn list_cells(&self, cells: &[String], f: &mut dyn FnMut(&str, &str)) {
+        for (column, text) in self.columns.iter().zip(cells) {
+            if column.contains("[]") {
+                f(column, text);
+            }
+        }
     }
 
     /// `item`'s cells, each shortened. A list column whose field the record's items lack
     /// shows another text field of theirs (a license given as an `expression` where the
     /// others give an `id`).
-    fn cells(&self, item: &Value) -> Vec<String> {
+    pub(super) fn cells(&self, item: &Value) -> Vec<String> {
         let mut cells: Vec<String> = vec![String::new(); self.columns.len()];
         let mut stand_ins: Vec<Option<String>> = vec![None; self.stand_ins.len()];
         for_each_cell(item, &mut |path, _, text| {
@@ -561,12 +564,12 @@ impl Table {
             }
         });
         for (column, cell) in self.columns.iter().zip(&mut cells) {
-            let Some((list, _)) = column.split_once("[].") else {
+            let Some(list) = list_of(column) else {
                 continue;
             };
             if cell.is_empty()
                 && let Some(text) = (self.stand_ins.iter().zip(&stand_ins))
-                    .filter(|(path, _)| path.split_once("[].").is_some_and(|(l, _)| l == list))
+                    .filter(|(path, _)| list_of(path) == Some(list))
                     .find_map(|(_, text)| text.as_deref().filter(|t| !t.is_empty()))
             {
                 *cell = shorten(&text.replace('|', "/").replace('\n', " "));
@@ -574,6 +577,12 @@ impl Table {
         }
         cells
     }
+}
+
+/// A record's `cells` (see [`Table::cells`]) as its row, `|`-separated; a missing value is
+/// left empty.
+pub(super) fn row_of(cells: &[String]) -> String {
+    cells.join(" | ")
 }
 
 fn shorten(text: &str) -> String {
@@ -656,7 +665,7 @@ mod tests {
         let t = table("which results carry the regression label");
         let q = Query::from_hints(&Hints::new().with_query("the regression label")).unwrap();
         let hit = &hits()[3];
-        let row = t.row(hit);
+        let row = row_of(&t.cells(hit));
         assert!(row.contains("regression"), "{row}");
         assert!(!t.singles_out(hit, Some(&q), &row));
         // Without the label in its row, the record is singled out by it.
@@ -735,7 +744,7 @@ mod tests {
     #[test]
     fn a_row_holds_the_values_in_column_order() {
         let t = table("which results are open");
-        let row = t.row(&hits()[3]);
+        let row = row_of(&t.cells(&hits()[3]));
         assert!(row.contains("https://example.com/o/r/pull/3"), "{row}");
         assert!(row.contains("user3x"), "{row}");
         assert!(row.contains("regression"), "{row}");
