@@ -20,6 +20,7 @@ pub(crate) mod lines;
 pub(crate) mod log;
 pub(crate) mod markdown;
 pub(crate) mod notebook;
+pub(crate) mod report_lines;
 
 /// Whether `doc`, built from a text detected as `detected`, is a reader's view of it rather
 /// than the text's own lines: a notebook read as its document (see [`notebook`]).
