@@ -141,7 +141,7 @@ fn list_end(tokens: &[&str], end: usize) -> usize {
         {
             at += 1;
         }
-        if tokens[start.min(tokens.len() - 1)..at.min(tokens.len())]
+        if tokens[start..at]
             .iter()
             .any(|t| QUESTION_WORDS.contains(&bare(t).as_str()))
         {
