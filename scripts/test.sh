@@ -16,6 +16,14 @@ if ! command -v cargo >/dev/null; then
     exit 1
 fi
 
+# A CI run builds once from a clean clone: incremental caches and full debug info would only
+# fill its disk (about half of a 14 GB target/), so it builds without them; line tables keep
+# file:line in backtraces. Local runs keep cargo's defaults for fast rebuilds.
+if [[ -n "${CI:-}" ]]; then
+    export CARGO_INCREMENTAL=0
+    export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
+
 step "LiteLLM proxy (mock models)"
 scripts/litellm/install.sh >&2
 # A proxy left running by an earlier, interrupted run would hold the state directory.
