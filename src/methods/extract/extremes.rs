@@ -11,6 +11,12 @@ use super::query::{Ends, Query};
 /// A field value rare among sibling records, or the column's largest or smallest value.
 const RARE_VALUE_WEIGHT: f32 = 2.5;
 const EXTREME_WEIGHT: f32 = 1.0;
+/// A rare value of a column the query names ("which are not under the MIT license", "the
+/// status of the failed jobs") scores this share of the best match of the query: the few
+/// records it sets apart are what the query asks about.
+const NAMED_RARE_SHARE: f32 = 0.5;
+/// A named column of more distinct values than this is a text, not a category.
+const MAX_NAMED_CATEGORY_VALUES: usize = 16;
 /// The same, among the records that match the query: the outlier the question is about.
 const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
@@ -90,8 +96,16 @@ pub(crate) fn add_field_signals(
     });
     let grouped = add_group_extremes(doc, query, (&touched, &exact), ends, &mut extreme);
     for (field, &ranked) in doc.fields.iter().zip(&ranked) {
+        // A category of a few values (a license, a state), not a text of many (a message the
+        // query asks to be given): its rare values are what sets records apart.
+        let named = query.is_some_and(|q| q.names_column(field.name()))
+            && distinct_values(field) <= MAX_NAMED_CATEGORY_VALUES;
         let weights = Weights {
-            rare: RARE_VALUE_WEIGHT,
+            rare: if named {
+                RARE_VALUE_WEIGHT.max(best * NAMED_RARE_SHARE)
+            } else {
+                RARE_VALUE_WEIGHT
+            },
             extreme: EXTREME_WEIGHT,
             shares: &RUNNER_UP_SHARES,
         };
@@ -174,6 +188,20 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
         ranked[only] = true;
     }
     ranked
+}
+
+/// How many distinct values a field holds.
+fn distinct_values(field: &Field) -> usize {
+    let mut keys: Vec<u64> = field
+        .iter()
+        .map(|(_, v)| match v {
+            FieldValue::Number(x) => x.to_bits(),
+            FieldValue::Category(h) => h,
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
 }
 
 /// Whether most of a field's values are numbers.
@@ -459,6 +487,32 @@ mod tests {
             !rows[..2].iter().any(|r| r.starts_with("Land0,")),
             "{rows:?}"
         );
+    }
+
+    #[test]
+    fn a_rare_value_of_a_column_the_query_names_outranks_rows_that_only_share_its_words() {
+        let mut table = String::from("name,license,description\n");
+        for i in 0..40 {
+            let license = ["MIT", "ISC", "Apache-2.0"][i % 3];
+            table.push_str(&format!("pkg{i},{license},helper {i}\n"));
+        }
+        table.push_str("tweetnacl,Unlicense,crypto\nuri-js,BSD-2-Clause,URI parsing\n");
+        let doc = csv::build(&table);
+        let q = Query::from_hints(
+            &Hints::new().with_query("Which packages have a license other than MIT or ISC?"),
+        );
+        // One row matches the query best, ten match it less (by other words); the two rare
+        // licenses match it by no word.
+        let mut query_scores = vec![0.0f32; doc.units.len()];
+        query_scores[1] = 10.0;
+        query_scores[2..12].fill(4.0);
+        let mut scores = query_scores.clone();
+        super::add_field_signals(&doc, &query_scores, q.as_ref(), &mut scores);
+        let weakest_match = scores[2..12].iter().copied().fold(f32::MAX, f32::min);
+        for (u, name) in [(41, "tweetnacl"), (42, "uri-js")] {
+            assert!(doc.text(u).starts_with(name));
+            assert!(scores[u] > weakest_match, "{name}: {scores:?}");
+        }
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub(crate) struct Query {
     /// The words of what the query asks records to lack ("which component declares no
     /// license"): a record whose field they name is empty answers.
     absent: std::collections::HashSet<String, WordHash>,
+    /// The short keys adjacent query words abbreviate to ("package URL" is `purl`, "process
+    /// id" `pid`, "current working directory" `cwd`), stemmed as the query's words.
+    acronyms: std::collections::HashSet<String, WordHash>,
 }
 
 /// The words next to the query's superlatives, normalized as the query's.
@@ -159,6 +162,7 @@ impl Query {
             query.ends = ends_asked(&text);
             query.ranked = ranked_words(&text);
             query.absent = absent_words(&text);
+            query.acronyms = acronyms(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -213,6 +217,18 @@ impl Query {
         names_one_of(list, &self.absent)
     }
 
+    /// Whether the query names the column `name` by its own key: the last one, or a list's
+    /// (`licenses` of `licenses[].license.id`, not the `id` of every license).
+    pub(crate) fn names_column(&self, name: &str) -> bool {
+        let own = name.split_once("[]").map_or(name, |(list, _)| list);
+        let last = own.rsplit(['.', '/']).next().unwrap_or(own);
+        let mut named = false;
+        for_each_word(last, &mut String::new(), |w| {
+            named |= self.names_key_word(w)
+        });
+        named
+    }
+
     /// Whether `name` is a column a superlative of the query implies: `Length` or `size` of
     /// "the largest".
     pub(crate) fn ranks_implied(&self, name: &str) -> bool {
@@ -240,6 +256,12 @@ impl Query {
             found |= self.index.get(w).is_some_and(|i| ranked.contains(i));
         });
         found
+    }
+
+    /// Whether a key's `word` (lowercased, stemmed) names what the query asks for: is one of
+    /// its words, or what adjacent ones abbreviate to (`purl` for "package URL").
+    pub(crate) fn names_key_word(&self, word: &str) -> bool {
+        self.words.contains_key(word) || self.acronyms.contains(word)
     }
 
     /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only
@@ -355,6 +377,48 @@ impl Query {
     }
 }
 
+/// Shorter keys are common words by accident ("file id" is no `fid` a reader would know).
+const MIN_ACRONYM_LEN: usize = 3;
+
+/// The keys runs of two or three adjacent query words abbreviate to: the first letters of
+/// all but the last and the last whole (`purl`, `pid`, `fname`), or of all three (`cwd`).
+/// A run is of letters-only words, none a stopword, with no punctuation between them.
+fn acronyms(text: &str) -> std::collections::HashSet<String, WordHash> {
+    let mut found = std::collections::HashSet::default();
+    let mut run: Vec<String> = Vec::new();
+    let mut add = |mut key: String| {
+        if key.len() >= MIN_ACRONYM_LEN {
+            super::terms::stem(&mut key);
+            found.insert(key);
+        }
+    };
+    for token in text.split_whitespace() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic());
+        let lower = word.to_ascii_lowercase();
+        if !plain || is_stopword(&lower) {
+            run.clear();
+            continue;
+        }
+        if !token.starts_with(|c: char| c.is_alphanumeric()) {
+            run.clear();
+        }
+        run.push(lower);
+        for len in 2..=run.len().min(3) {
+            let words = &run[run.len() - len..];
+            let initials: String = words[..len - 1].iter().map(|w| &w[..1]).collect();
+            add(format!("{initials}{}", words[len - 1]));
+            if len == 3 {
+                add(format!("{initials}{}", &words[2][..1]));
+            }
+        }
+        if !token.ends_with(|c: char| c.is_alphanumeric()) {
+            run.clear();
+        }
+    }
+    found
+}
+
 /// Text between matching quotes or backticks, where the opening one starts a word.
 fn quoted_strings(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
@@ -462,6 +526,18 @@ mod tests {
             );
         }
         assert!(!q.exact.iter().any(|e| e == "packages"));
+    }
+
+    #[test]
+    fn adjacent_words_name_the_key_they_abbreviate_to() {
+        let q =
+            query("Give each one's package URL, its process id and the current working directory.");
+        for key in ["purl", "pid", "cwd"] {
+            assert!(q.names_key_word(key), "{key}");
+        }
+        // Not across punctuation or stopwords, nor shorter than three letters.
+        assert!(!q.names_key_word("upid") && !q.names_key_word("iid"));
+        assert!(!q.names_key_word("pu") && !q.names_key_word("opurl"));
     }
 
     #[test]

@@ -375,7 +375,7 @@ pub(super) fn choose_scalars<'m>(
         if let Some(q) = query {
             let mut key_named = false;
             crate::methods::extract::terms::for_each_word(k, &mut buf, |w| {
-                key_named |= q.words.contains_key(w);
+                key_named |= q.names_key_word(w);
             });
             if key_named || matches!(x, Value::String(s) if q.mentions(s)) {
                 rank += 2;
@@ -383,6 +383,11 @@ pub(super) fn choose_scalars<'m>(
         }
         if size <= 64 {
             rank += 1;
+        }
+        // A record's first member is what names it (`SourceFile`, `name`, `id`): kept before
+        // its notable values, even when long, so that what is shown says which record it is.
+        if depth == 0 && i == 0 && (x.is_string() || x.is_number()) {
+            rank += 4;
         }
         if depth == 0 && (ctx.notable)(k, x) {
             rank += 3;

@@ -117,9 +117,13 @@ pub(super) fn record_template(item: &Value, stats: &KeyStats) -> u64 {
     hasher.digest()
 }
 
+/// The most keys a description of records names: the most common ones, in their order.
+const MAX_LISTED_KEYS: usize = 24;
+
 /// Keys of sibling records: order of first appearance, types, and which never change.
 pub(super) struct KeyStats {
-    keys: Vec<(String, Vec<&'static str>)>,
+    /// Each key, its types, and how many records have it.
+    keys: Vec<(String, Vec<&'static str>, usize)>,
     /// Keys present in every record with one and the same value.
     pub(super) constant: HashMap<String, ()>,
     /// Per key, how often each short scalar value occurs; only for keys where values repeat
@@ -139,7 +143,7 @@ pub(super) struct KeyStats {
 /// at once.
 #[derive(Default)]
 pub(super) struct KeyStatsBuilder {
-    keys: Vec<(String, Vec<&'static str>)>,
+    keys: Vec<(String, Vec<&'static str>, usize)>,
     index: HashMap<String, usize>,
     /// Per key: its first value, whether every later one equals it, and how many records
     /// have the key.
@@ -186,12 +190,13 @@ impl KeyStatsBuilder {
             let i = match self.index.get(k.as_str()) {
                 Some(&i) => i,
                 None => {
-                    self.keys.push((k.clone(), Vec::new()));
+                    self.keys.push((k.clone(), Vec::new(), 0));
                     self.index.insert(k.clone(), self.keys.len() - 1);
                     self.keys.len() - 1
                 }
             };
             let t = type_name(v);
+            self.keys[i].2 += 1;
             if !self.keys[i].1.contains(&t) {
                 self.keys[i].1.push(t);
             }
@@ -306,17 +311,37 @@ impl KeyStats {
         );
         if !self.keys.is_empty() {
             text.push_str("; keys: ");
-            for (i, (k, types)) in self.keys.iter().enumerate() {
-                if i > 0 {
+            // Records of many shapes (a metadata dump of images, fonts and documents) have
+            // hundreds of keys between them, a list longer than the records it describes: it
+            // names those most records have, and counts the others, which the records show.
+            let listed = if self.keys.len() > MAX_LISTED_KEYS {
+                let mut common: Vec<usize> = (0..self.keys.len()).collect();
+                common.sort_by_key(|&i| std::cmp::Reverse(self.keys[i].2));
+                common.truncate(MAX_LISTED_KEYS);
+                common.sort_unstable();
+                common
+            } else {
+                (0..self.keys.len()).collect()
+            };
+            for (n, &i) in listed.iter().enumerate() {
+                if n > 0 {
                     text.push_str(", ");
                 }
+                let (k, types, _) = &self.keys[i];
                 let _ = write!(text, "{k}:{}", types.join("|"));
+            }
+            if listed.len() < self.keys.len() {
+                let _ = write!(
+                    text,
+                    ", and {} keys fewer records have",
+                    self.keys.len() - listed.len()
+                );
             }
         }
         let mut same: Vec<&str> = self
             .keys
             .iter()
-            .map(|(k, _)| k.as_str())
+            .map(|(k, _, _)| k.as_str())
             .filter(|k| self.constant.contains_key(*k))
             .collect();
         if !same.is_empty() {

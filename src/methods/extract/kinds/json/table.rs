@@ -205,14 +205,16 @@ impl TableBuilder {
             }
         }
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
-        // A value built from another column's value (a link holding a login) says nothing new.
+        // A value built from another column's value (a link holding a login) says nothing new,
+        // unless the query asks for it by its key ("the package URL" of a `purl`).
         candidates.retain(|c| {
-            !self.columns[c.3].derived.iter().any(|(source, &k)| {
-                k * 2 >= self.columns[c.3].checked
-                    && self.columns.get(source).is_some_and(|s| {
-                        score(source, s, self.empty_lists(source), n, query).is_some()
-                    })
-            })
+            query.is_some_and(|q| key_named_share(c.3, q) > 0)
+                || !self.columns[c.3].derived.iter().any(|(source, &k)| {
+                    k * 2 >= self.columns[c.3].checked
+                        && self.columns.get(source).is_some_and(|s| {
+                            score(source, s, self.empty_lists(source), n, query).is_some()
+                        })
+                })
         });
         let mut chosen: Vec<(usize, &String)> = Vec::new();
         let mut width = 0;
@@ -350,21 +352,25 @@ fn score(
         score += NESTED;
     }
     if let Some(q) = query {
-        let mut buf = String::new();
-        let (mut words, mut named) = (0, 0);
-        // The last key says what the value is: `avatar_url` is an image more than a URL; in
-        // a list of names (`labels[].name`) the list's key says it.
-        let last = match list_of(path) {
-            Some(list) => list.rsplit('.').next().unwrap_or(list),
-            None => super::last_segment(path),
-        };
-        for_each_word(last, &mut buf, |w| {
-            words += 1;
-            named += i32::from(q.words.contains_key(w));
-        });
-        score += KEY_NAMED * named / words.max(1);
+        score += key_named_share(path, q);
     }
     Some(score)
+}
+
+/// The score a column's key earns by naming query words: [`KEY_NAMED`] times the share of
+/// its words the query names. The last key says what the value is: `avatar_url` is an image
+/// more than a URL; in a list of names (`labels[].name`) the list's key says it.
+fn key_named_share(path: &str, query: &Query) -> i32 {
+    let last = match list_of(path) {
+        Some(list) => list.rsplit('.').next().unwrap_or(list),
+        None => super::last_segment(path),
+    };
+    let (mut words, mut named) = (0, 0);
+    for_each_word(last, &mut String::new(), |w| {
+        words += 1;
+        named += i32::from(query.names_key_word(w));
+    });
+    KEY_NAMED * named / words.max(1)
 }
 
 /// One cell's source: a scalar, or the names gathered from a list.

@@ -33,6 +33,49 @@ fn record_arrays_get_a_schema_line_and_one_line_per_record() {
 }
 
 #[test]
+fn records_of_many_shapes_name_their_common_keys_and_count_the_others() {
+    // A metadata dump: every record has a path and a size, and tags of its own file type.
+    let records: Vec<Value> = (0..30)
+        .map(|i| {
+            let mut record =
+                serde_json::json!({"SourceFile": format!("/data/file{i}.bin"), "FileSize": i});
+            for t in 0..20 {
+                record[format!("Type{}:Tag{t}", i % 3)] = Value::from(t);
+            }
+            record
+        })
+        .collect();
+    let doc = doc_of(&Value::Array(records).to_string());
+    let schema = doc.text(0);
+    assert!(
+        schema.starts_with("30 records; keys: SourceFile:str, FileSize:int,"),
+        "{schema}"
+    );
+    assert!(
+        schema.contains("Type1:Tag1:int, and 38 keys fewer records have;"),
+        "{schema}"
+    );
+}
+
+#[test]
+fn a_record_shown_in_part_keeps_the_member_that_names_it() {
+    let mut record = serde_json::json!({
+        "SourceFile": "/usr/share/doc/example/images/logos/a-rather-long-file-name.jpg",
+    });
+    for t in 0..60 {
+        record[format!("Tag{t}")] = Value::from(format!("value number {t}"));
+    }
+    // Its notable members come first, then its short ones; its name before them all.
+    let notable = |k: &str, _: &Value| k.starts_with("Tag5");
+    let shown =
+        super::render::render_within(&record, 300, (None, false, &[]), &|_| false, &notable);
+    assert!(
+        shown.starts_with(r#"{"SourceFile":"/usr/share/doc/example/images/logos/"#),
+        "{shown}"
+    );
+}
+
+#[test]
 fn a_big_map_member_the_query_names_is_walked_part_by_part() {
     // The shape of an API model: a map of shapes, each with a map of documented members.
     let doc_text = |n: usize| format!("<p>{}</p>", "Some words about this member. ".repeat(n));
