@@ -181,11 +181,15 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
             return ranked;
         }
     }
-    if let [only] = (0..doc.fields.len())
-        .filter(|&i| numeric[i])
-        .collect::<Vec<_>>()[..]
-    {
-        ranked[only] = true;
+    // Nothing names a column: a table's only numeric column, or the unnamed columns of a
+    // listing without a header (an access log's status, size and duration) are what a
+    // superlative can rank by.
+    let numbers: Vec<usize> = (0..doc.fields.len()).filter(|&i| numeric[i]).collect();
+    let unnamed = numbers.iter().all(|&i| doc.fields[i].name().is_empty());
+    if numbers.len() == 1 || unnamed {
+        for i in numbers {
+            ranked[i] = true;
+        }
     }
     ranked
 }

@@ -135,8 +135,9 @@ pub(crate) fn build<'a>(
 /// line above at that place (see [`listing_header`]). A query that asks for the largest or
 /// smallest then finds its extremes (see `extremes`).
 fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
-    /// Tokens looked at per line: a listing's numbers come first, its names last.
-    const MAX_TOKENS: usize = 8;
+    /// Tokens looked at per line: a listing's numbers come first, its names last; an access
+    /// log's status, size and duration follow its address, time and request.
+    const MAX_TOKENS: usize = 12;
     /// Lines needed for a column to be worth ranking.
     const MIN_LINES: usize = 8;
     let header = listing_header(doc);
@@ -158,7 +159,7 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
             .find(|l| !log::is_rule_of_dashes(l))
             .unwrap_or("");
         lines += 1;
-        for (k, token) in first_line.split_whitespace().take(MAX_TOKENS).enumerate() {
+        for (k, token) in line_tokens(first_line).take(MAX_TOKENS).enumerate() {
             if let Some(n) = super::doc::parse_quantity(token) {
                 columns[k].push(u, FieldValue::Number(n));
             }
@@ -168,6 +169,30 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
         .into_iter()
         .filter(|c| lines >= MIN_LINES && c.len() * 10 >= lines * 9)
         .collect()
+}
+
+/// The whitespace-separated tokens of a line, where a quoted text (`"GET /a HTTP/1.1"`) or
+/// a bracketed one (`[27/Nov/2026:17:26:57 +0000]`) is one token: the fields of an access log
+/// after its request and time then sit at the same place on every line.
+fn line_tokens(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line.trim_start();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let close = match rest.as_bytes()[0] {
+            b'"' => Some('"'),
+            b'[' => Some(']'),
+            _ => None,
+        };
+        let end = close
+            .and_then(|c| rest[1..].find(c).map(|i| i + 2))
+            .filter(|&end| rest[end..].is_empty() || rest[end..].starts_with(char::is_whitespace))
+            .unwrap_or_else(|| rest.find(char::is_whitespace).unwrap_or(rest.len()));
+        let token = &rest[..end];
+        rest = rest[end..].trim_start();
+        Some(token)
+    })
 }
 
 /// The header of a listing (`ps aux`'s `USER PID %CPU %MEM …`, `unzip -lv`'s `Length Method

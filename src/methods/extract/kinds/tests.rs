@@ -309,3 +309,48 @@ fn a_listing_s_header_names_its_columns_and_the_largest_ranks_by_its_length() {
     assert!(out.contains("module_271.py"), "{out}");
     assert!(out.contains("401 files"), "{out}");
 }
+
+/// An access log: a quoted request and a bracketed time are one token each, so its status,
+/// size and duration are columns; asked for the slowest request and the largest response,
+/// the condensed log keeps both lines, though no header names the columns.
+#[test]
+fn an_access_log_keeps_its_slowest_request_and_largest_response() {
+    let agents = [
+        "curl/7.88.1",
+        "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "python-requests/2.31.0",
+    ];
+    let words = [
+        "copyright",
+        "changelog.gz",
+        "README",
+        "examples",
+        "NEWS.gz",
+        "status",
+    ];
+    let mut log = String::new();
+    for i in 0..900usize {
+        let (path, status, bytes, seconds) = match i {
+            271 => ("/gdb/check.tar".to_owned(), 200, 2_050_085, "0.001"),
+            433 => ("/api/reports/q3".to_owned(), 200, 88, "2.000649"),
+            _ => (
+                format!("/pkg{}/{}", (i * 7919) % 301, words[(i * 31) % words.len()]),
+                [200, 200, 404, 502][i % 4],
+                500 + (i * 7919) % 90_000,
+                "0",
+            ),
+        };
+        log.push_str(&format!(
+            "127.0.0.1 - - [27/Nov/2026:17:26:{:02} +0000] \"GET {path} HTTP/1.1\" {status} {bytes} \"-\" \"{}\" {seconds}\n",
+            i % 60,
+            agents[(i * 13) % agents.len()]
+        ));
+    }
+    let hints = Hints::new().with_query(
+        "From this access log: which request was the slowest (path and duration), and which response was the largest (path and size)?",
+    );
+    let out = extract_with_stats(&log, &hints, 500, &TokenCounter::default()).text;
+    assert!(out.contains("/gdb/check.tar"), "{out}");
+    assert!(out.contains("/api/reports/q3"), "{out}");
+}
