@@ -194,15 +194,17 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
     ranked
 }
 
+/// A field value as a key equal values share: a number's bits, a category's hash.
+fn value_key(value: FieldValue) -> u64 {
+    match value {
+        FieldValue::Number(x) => x.to_bits(),
+        FieldValue::Category(h) => h,
+    }
+}
+
 /// How many distinct values a field holds.
 fn distinct_values(field: &Field) -> usize {
-    let mut keys: Vec<u64> = field
-        .iter()
-        .map(|(_, v)| match v {
-            FieldValue::Number(x) => x.to_bits(),
-            FieldValue::Category(h) => h,
-        })
-        .collect();
+    let mut keys: Vec<u64> = field.iter().map(|(_, v)| value_key(v)).collect();
     keys.sort_unstable();
     keys.dedup();
     keys.len()
@@ -368,14 +370,10 @@ fn signals(values: &Field, weights: &Weights, ends: Ends, rare: &mut [f32], extr
     if n < 3 {
         return;
     }
-    let key = |v: &FieldValue| match *v {
-        FieldValue::Number(x) => x.to_bits(),
-        FieldValue::Category(h) => h,
-    };
     // Counted by sorting rather than hashing: a field of ids has as many distinct values as
     // records, and a map of them would cost several times the field itself.
     let counts: Option<Vec<(u64, u32)>> = {
-        let mut keys: Vec<u64> = values.iter().map(|(_, v)| key(&v)).collect();
+        let mut keys: Vec<u64> = values.iter().map(|(_, v)| value_key(v)).collect();
         keys.sort_unstable();
         let distinct = 1 + keys.windows(2).filter(|pair| pair[0] != pair[1]).count();
         // A field where most values differ (ids, urls, timings) says nothing by rarity.
@@ -398,7 +396,7 @@ fn signals(values: &Field, weights: &Weights, ends: Ends, rare: &mut [f32], extr
         };
         let full = (n as f32).ln();
         for (u, v) in values.iter() {
-            let count = count_of(key(&v));
+            let count = count_of(value_key(v));
             if (count as usize) * 5 <= n {
                 let r = weights.rare * (1.0 - (count as f32).ln() / full);
                 rare[u] = rare[u].max(r);

@@ -212,15 +212,13 @@ impl Query {
     /// Whether `name` (a column, a member's key) is what the query asks records to lack:
     /// `licenses[].license.id` of "which component declares no license".
     pub(crate) fn asks_lacking(&self, name: &str) -> bool {
-        // A list's own key names it, not its items' fields (`id` of every license).
-        let list = name.split_once("[]").map_or(name, |(list, _)| list);
-        names_one_of(list, &self.absent)
+        names_one_of(own_key(name), &self.absent)
     }
 
     /// Whether the query names the column `name` by its own key: the last one, or a list's
     /// (`licenses` of `licenses[].license.id`, not the `id` of every license).
     pub(crate) fn names_column(&self, name: &str) -> bool {
-        let own = name.split_once("[]").map_or(name, |(list, _)| list);
+        let own = own_key(name);
         let last = own.rsplit(['.', '/']).next().unwrap_or(own);
         let mut named = false;
         for_each_word(last, &mut String::new(), |w| {
@@ -375,6 +373,12 @@ impl Query {
             .filter_map(|e| lower.find(e.as_str()))
             .min()
     }
+}
+
+/// The key a column is named by: a list's own key, not its items' fields (`licenses` of
+/// `licenses[].license.id`, not the `id` of every license).
+fn own_key(name: &str) -> &str {
+    name.split_once("[]").map_or(name, |(list, _)| list)
 }
 
 /// Shorter keys are common words by accident ("file id" is no `fid` a reader would know).
