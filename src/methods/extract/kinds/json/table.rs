@@ -44,6 +44,12 @@ const MIN_COLUMNS: usize = 2;
 /// longer ones by a two-way search, linear whatever the text.
 const SHORT_HAYSTACK: usize = 256;
 
+/// The depths, in keys below a list's one object, whose scalars are the record's cells: the
+/// shallower ones are the list's cells already (`labels[].name`, `licenses[].license.id`), and
+/// deeper ones are detail no row needs.
+const MIN_WRAPPED_DEPTH: usize = 3;
+const MAX_WRAPPED_DEPTH: usize = 4;
+
 /// Maps of column paths and values, hashed fast: they are filled once per sampled field, and
 /// nothing here depends on their order.
 type HashMap<K, V> = std::collections::HashMap<K, V, Xxh3DefaultBuilder>;
@@ -402,7 +408,8 @@ fn list_of(path: &str) -> Option<&str> {
 
 /// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
 /// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
-/// of their text fields (`labels[].name`, `licenses[].license.id`) — with the cell's text.
+/// of their text fields (`labels[].name`, `licenses[].license.id`), and a list's one object by
+/// its deeper scalars too — with the cell's text.
 fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
     let Value::Object(map) = item else { return };
     for (k, v) in map {
@@ -439,6 +446,13 @@ fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String))
                             }
                         }
                     }
+                    // One object in a list is the record's own, wrapped (a finding's one
+                    // location): its values deeper than a list's names read (a SARIF result's
+                    // `locations[0].physicalLocation.artifactLocation.uri`) are the record's.
+                    if let [only] = items.as_slice() {
+                        let mut path = format!("{k}[0]");
+                        for_each_deep_scalar(only, &mut path, 0, f);
+                    }
                     for (ik, iik) in keys {
                         let text: Vec<&str> = items
                             .iter()
@@ -465,6 +479,31 @@ fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String))
             Value::Null => {}
             x => f(k, Cell::Scalar(x), cell_text(x)),
         }
+    }
+}
+
+/// Calls `f` with each scalar of `object` at [`MIN_WRAPPED_DEPTH`] to [`MAX_WRAPPED_DEPTH`]
+/// keys below it (shallower ones are its list's own cells), its path `path` and those keys.
+fn for_each_deep_scalar<'v>(
+    object: &'v Value,
+    path: &mut String,
+    depth: usize,
+    f: &mut dyn FnMut(&str, Cell<'v>, String),
+) {
+    let Value::Object(map) = object else { return };
+    for (k, v) in map {
+        let len = path.len();
+        path.push('.');
+        path.push_str(k);
+        match v {
+            Value::Object(_) if depth + 1 < MAX_WRAPPED_DEPTH => {
+                for_each_deep_scalar(v, path, depth + 1, f)
+            }
+            Value::Object(_) | Value::Array(_) | Value::Null => {}
+            x if depth + 1 >= MIN_WRAPPED_DEPTH => f(path, Cell::Scalar(x), cell_text(x)),
+            _ => {}
+        }
+        path.truncate(len);
     }
 }
 
@@ -767,5 +806,37 @@ mod tests {
             );
         }
         assert!(builder.finish(None).is_none());
+    }
+
+    #[test]
+    fn a_lists_one_object_shows_its_deeper_values() {
+        // A static analyzer's SARIF results: each finding's file and flagged code sit in its
+        // one location, four keys down.
+        let results: Vec<Value> = (0..12)
+            .map(|i| {
+                let level = if i == 9 { "warning" } else { "note" };
+                json!({
+                    "ruleId": format!("FF10{}", i % 3), "level": level,
+                    "message": {"text": "format/printf: If format strings can be influenced by an attacker, they can be exploited (CWE-134)."},
+                    "locations": [{"physicalLocation": {
+                        "artifactLocation": {"uri": format!("src/tool/file{i}.c"), "uriBaseId": "SRCROOT"},
+                        "region": {"startLine": 40 + i, "snippet": {"text": format!("\tprintf(fmt{i}, value);")}},
+                    }}],
+                    "fingerprints": {"contextHash/v1": format!("{i:064x}")},
+                })
+            })
+            .collect();
+        let mut builder = TableBuilder::default();
+        for result in &results {
+            builder.add(result, None);
+        }
+        let t = builder.finish(None).expect("a table");
+        let row = row_of(&t.cells(&results[9]));
+        assert!(row.contains("src/tool/file9.c"), "{row}");
+        assert!(row.contains("printf(fmt9, value);"), "{row}");
+        assert!(
+            t.header()
+                .contains("locations[0].physicalLocation.artifactLocation.uri")
+        );
     }
 }
