@@ -615,6 +615,10 @@ mod tests {
         assert!(!q.words.contains_key("assert") && !q.words.contains_key("asserts"));
         assert!(q.words.contains_key("high"), "{:?}", q.words);
         assert_eq!(without_exclusions("which other than usual"), "which");
+        assert_eq!(
+            without_exclusions("Leaving aside the must_use / format-args noise, which warn?"),
+            ", which warn?"
+        );
         // An aside that lists its items runs on to the list's last one.
         assert_eq!(
             without_exclusions("Which are NOT under the MIT, ISC, Apache-2.0 or BSD licenses?"),

@@ -51,6 +51,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // Whether the line before was indented: an unindented line after indented ones starts the
     // next record of an output without blank lines (a GC log's pause and its details).
     let mut previous_indented = false;
+    let mut after_diagnostic_head = false;
     for span in doc::lines(text) {
         let line = &text[span.clone()];
         let outdented = |line: &str| previous_indented && doc::indent_of(line) == 0;
@@ -60,9 +61,14 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             heading = None;
             // Diagnostics are separated by blank lines: an error's detail ends there.
             since_error = None;
+            after_diagnostic_head = false;
             continue;
         }
         let diagnostic = style == Style::Text && is_diagnostic_head(line);
+        // rustc's `--> src/lib.rs:888:13` under a diagnostic's first line says where it is.
+        let location_of =
+            (after_diagnostic_head && trimmed.starts_with("--> ")).then(|| units.len() - 1);
+        after_diagnostic_head = diagnostic;
         let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
             || (headed_fields
                 && !line.starts_with(char::is_whitespace)
@@ -90,13 +96,21 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         while scopes.last().is_some_and(|&(i, _)| i >= indent) {
             scopes.pop();
         }
-        let parent = scopes.last().map(|&(_, u)| u).or(if starts_record {
-            None
-        } else if diagnostic {
-            compiler_context.or(heading).or(record_root)
+        // A location stands where its diagnostic's context stood, and becomes its context: a
+        // kept diagnostic keeps its location, and its location's score stays its own.
+        let parent = if let Some(head) = location_of {
+            let context = units[head].parent;
+            units[head].parent = Some(units.len()).into();
+            context.get()
         } else {
-            heading.or(record_root)
-        });
+            scopes.last().map(|&(_, u)| u).or(if starts_record {
+                None
+            } else if diagnostic {
+                compiler_context.or(heading).or(record_root)
+            } else {
+                heading.or(record_root)
+            })
+        };
         let index = units.len();
         if style == Style::Text && is_compiler_context(line) {
             compiler_context = Some(index);
@@ -368,7 +382,6 @@ mod tests {
         let doc = build(text, Style::Text);
         assert_eq!(doc.units[2].parent.get(), Some(1));
         assert_eq!(doc.units[1].parent.get(), Some(0));
-        assert_eq!(doc.units[3].parent.get(), Some(0));
     }
 
     #[test]
@@ -427,6 +440,16 @@ a.c:9:5: warning: initialization discards 'const' qualifier\n    9 |     char *p
         assert_eq!(doc.units[4].block, doc.units[3].block);
         assert_eq!(doc.units[4].parent.get(), Some(3));
         assert!(doc.units[4].prior > 0.0);
+    }
+
+    #[test]
+    fn a_rustc_diagnostic_keeps_its_location() {
+        let text = "warning: unnecessary boolean `not` operation\n   --> src/lib.rs:951:13\n    |\n951 |             if !found {\n    |             ^^^^^^^^^\n";
+        let doc = build(text, Style::Text);
+        assert_eq!(doc.text(1), "   --> src/lib.rs:951:13");
+        // The warning's context is its location, which takes the context the warning had.
+        assert_eq!(doc.units[0].parent.get(), Some(1));
+        assert_eq!(doc.units[1].parent.get(), None);
     }
 
     #[test]
