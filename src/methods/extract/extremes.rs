@@ -31,6 +31,10 @@ const TOP_KEPT: usize = NAMED_RUNNER_UP_SHARES.len();
 /// much as a record that holds its words.
 const NAMED_EXTREME_SHARE: f32 = 1.0;
 
+/// A ranked column's ends weigh this many times another column's at least: with no record
+/// matching the query's words, they are still what it asks for.
+const RANKED_OVER_UNNAMED: f32 = 2.0;
+
 /// The share of that weight a ranked column's ends keep among all the records when the query
 /// also names a group of them.
 const GROUPED_RANKING_SHARE: f32 = 0.5;
@@ -73,7 +77,7 @@ pub(crate) fn add_field_signals(
     let mut extreme = vec![0.0f32; scores.len()];
     let ranking = Weights {
         rare: 0.0,
-        extreme: EXTREME_WEIGHT.max(best * NAMED_EXTREME_SHARE),
+        extreme: (EXTREME_WEIGHT * RANKED_OVER_UNNAMED).max(best * NAMED_EXTREME_SHARE),
         shares: &NAMED_RUNNER_UP_SHARES,
     };
     // With a group named too, the column's ends among all the records may still be asked
@@ -489,6 +493,28 @@ mod tests {
             !rows[..2].iter().any(|r| r.starts_with("Land0,")),
             "{rows:?}"
         );
+    }
+
+    #[test]
+    fn a_compound_column_named_by_its_last_word_is_ranked_when_no_row_holds_a_query_word() {
+        // A demographics table whose columns run their words together; no row holds a word
+        // of the query, and every column has ends of its own.
+        let mut table = String::from("id,county,poptotal,popdensity,percollege,percwhite\n");
+        for i in 0..60 {
+            table.push_str(&format!(
+                "{i},C{i},{},{},{}.5,{}\n",
+                20_000 + i * 300,
+                100 + (i * 37) % 900,
+                10 + i,
+                60 + (i * 7) % 40
+            ));
+        }
+        table.push_str("60,KEWEENAW,1701,85,14.5,99\n");
+        let rows = ranked_rows(
+            &table,
+            "which county has the smallest total population, and the highest college share?",
+        );
+        assert!(rows[..3].iter().any(|r| r.contains("KEWEENAW")), "{rows:?}");
     }
 
     #[test]

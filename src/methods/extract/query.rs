@@ -137,8 +137,28 @@ fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>)
         return false;
     }
     let mut named = false;
-    for_each_word(name, &mut String::new(), |w| named |= words.contains(w));
+    for_each_word(name, &mut String::new(), |w| {
+        named |= words.contains(w) || compound_ends_with_one_of(w, words)
+    });
     named
+}
+
+/// Compound keys are this long at least (`poptotal`); a word they end with, this long.
+const MIN_COMPOUND_LEN: usize = 7;
+const MIN_COMPOUND_PART: usize = 4;
+
+/// Whether `word`, a key of words run together with no separator (`poptotal`,
+/// `percbelowpoverty`), ends with one of `words`: the last word of such a key says what it
+/// is, as `total` of "the smallest total population".
+fn compound_ends_with_one_of(
+    word: &str,
+    words: &std::collections::HashSet<String, WordHash>,
+) -> bool {
+    word.len() >= MIN_COMPOUND_LEN
+        && word.bytes().all(|b| b.is_ascii_lowercase())
+        && words.iter().any(|w| {
+            w.len() >= MIN_COMPOUND_PART && w.len() < word.len() && word.ends_with(w.as_str())
+        })
 }
 
 /// Exact strings shorter than this match too much by accident.
