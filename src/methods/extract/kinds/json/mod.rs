@@ -72,15 +72,20 @@ fn last_segment(key: &str) -> &str {
     key.rsplit(['.', ']']).next().unwrap_or(key)
 }
 
-/// Whether `item`, larger than `size`, is mostly one list of its own (a member holding half its
-/// size or more): a container of records, not a tree of settings.
+/// Whether `item`, larger than `size`, is mostly lists of its own (members that are lists
+/// holding half its size or more: a home's rooms, modules and schedules): a container of
+/// records, not a tree of settings.
 fn holds_its_records(item: &Value, size: usize) -> bool {
     let Value::Object(map) = item else {
         return item.is_array();
     };
     let whole = approx_len(item, usize::MAX);
-    map.values()
-        .any(|v| v.is_array() && approx_len(v, whole) * 2 >= whole.max(size))
+    let lists: usize = map
+        .values()
+        .filter(|v| v.is_array())
+        .map(|v| approx_len(v, whole))
+        .sum();
+    lists * 2 >= whole.max(size)
 }
 
 /// Cuts the JSON document `text` (one valid object or array) into units. Documents up to

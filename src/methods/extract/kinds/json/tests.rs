@@ -688,6 +688,32 @@ fn a_header_the_query_names_keeps_its_value_in_a_name_value_list() {
 }
 
 #[test]
+fn a_few_records_made_mostly_of_several_lists_are_walked() {
+    // Homes of a smart-home API: each its rooms, its modules and its schedules, no one list
+    // half of the home.
+    let home = |name: &str, n: usize| {
+        let rooms: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"id": format!("{i}0{i}"), "name": format!("Room {i}"), "module_ids": [format!("12:34:{i:02}")]}))
+            .collect();
+        let modules: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"id": format!("12:34:{i:02}"), "type": "NLP", "name": format!("Plug {i}"), "setup_date": 1692558628}))
+            .collect();
+        let schedules: Vec<Value> = (0..3)
+            .map(|i| serde_json::json!({"name": format!("{name} schedule {i}"), "timetable": (0..n).map(|m| serde_json::json!({"zone_id": i, "m_offset": m * 90})).collect::<Vec<_>>()}))
+            .collect();
+        serde_json::json!({"id": name, "name": name, "rooms": rooms, "modules": modules, "schedules": schedules})
+    };
+    let homes = serde_json::json!({"homes": [home("A BIG HOME", 60), home("A SECOND HOME", 30)]});
+    let q = query_of("in 'A SECOND HOME', which module is Plug 17?");
+    let doc = build_value(&homes, Some(&q), 1000);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("homes[1].modules[17]:")),
+        "{texts:?}"
+    );
+}
+
+#[test]
 fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
     // A cluster's deployments: each a deep tree, mostly metadata, with its containers deep in.
     let deployment = |name: &str, image: &str| {
