@@ -17,6 +17,7 @@ mod named;
 mod project;
 mod raw;
 mod render;
+mod rich_text;
 mod spacing;
 mod stats;
 mod table;
@@ -131,7 +132,13 @@ fn build_tree(
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
     builder.spacing = spacing;
-    builder.walk_value(value, "", None, 0);
+    // Rich-text trees read as their text; the caller's value is copied only to hold that.
+    let flattened = rich_text::contains(value, 0).then(|| {
+        let mut copy = value.clone();
+        rich_text::flatten(&mut copy);
+        copy
+    });
+    builder.walk_value(flattened.as_ref().unwrap_or(value), "", None, 0);
     builder.finish(ContentKind::Json)
 }
 

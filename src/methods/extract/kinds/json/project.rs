@@ -27,8 +27,9 @@ const MIN_FOLDED_DEPTH: usize = 3;
 const MIN_NAMED_IN_LISTS: usize = 2;
 /// Items of one array visited per array.
 const MAX_ITEMS: usize = 64;
-/// Strings longer than this are content; their words are not matched one by one.
-const MAX_VALUE_WORDS_BYTES: usize = 200;
+/// Strings longer than this are content; their words are not matched one by one. A
+/// paragraph (an entry's description) is shorter, and its words tell which entry answers.
+const MAX_VALUE_WORDS_BYTES: usize = 400;
 /// A leaf's string value is cut to this many bytes.
 const MAX_LEAF_STRING: usize = 160;
 /// A list of scalars this short (items, and bytes as compact JSON) is one leaf, shown whole:
@@ -672,6 +673,32 @@ mod tests {
         );
         // Paths that merely hold the package's own name do not outrank what was asked.
         assert!(!out.contains("tests/lib.rs"), "{out}");
+    }
+
+    #[test]
+    fn a_paragraph_holding_the_query_s_words_is_kept_beside_deep_leaves() {
+        // A documentation generator's entry for one method: its description is a paragraph,
+        // its tags lie deep.
+        let entry = serde_json::json!({
+            "name": "fail",
+            "description": "Create a fatal error associated with the file. Its fatal is set to true and file is set to the current file path. Its added to file.messages. Note: a fatal error means that a file is no longer processable.",
+            "tags": [{"title": "param", "description": "Reason for message.", "type": {"type": "UnionType", "elements": [{"name": "string"}, {"name": "Error"}]}},
+                     {"title": "throws", "description": "Message.", "type": {"type": "NameExpression", "name": "VFileMessage"}}],
+        });
+        let q = query(
+            "how is fail documented: which fatal error does it create, and what does it throw?",
+        );
+        let out = project(
+            &entry,
+            400,
+            &q,
+            &every_word_rare(),
+            (r#"{"name":"fail","tags":[…2 items]}"#, ""),
+            &|_| false,
+            &|_, _| false,
+        )
+        .expect("a projection");
+        assert!(out.contains("Create a fatal error"), "{out}");
     }
 
     #[test]

@@ -22,6 +22,13 @@ pub(crate) fn is_document(text: &str) -> bool {
         && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
+/// The value of the JSON text `raw`, its rich-text trees read as their text.
+fn parse(raw: &str) -> Option<Value> {
+    let mut value = serde_json::from_str(raw).ok()?;
+    super::rich_text::flatten(&mut value);
+    Some(value)
+}
+
 /// One element of a container: parsed when small, still text when large.
 pub(super) enum Item<'v> {
     /// A parsed value, borrowed from a parsed parent or owned when parsed from text here.
@@ -39,7 +46,7 @@ impl<'v> Item<'v> {
         // The text was validated as part of the whole document, so this parse does not fail;
         // should it, the element reads as its text.
         Item::Parsed(Cow::Owned(
-            serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+            parse(raw).unwrap_or_else(|| Value::String(raw.to_owned())),
         ))
     }
 
@@ -118,7 +125,7 @@ impl Element for str {
     }
 
     fn with_value(&self, f: &mut dyn FnMut(&Value)) {
-        if let Ok(value) = serde_json::from_str::<Value>(self) {
+        if let Some(value) = parse(self) {
             f(&value);
         }
     }

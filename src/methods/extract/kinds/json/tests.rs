@@ -897,3 +897,19 @@ fn a_cut_traceback_keeps_the_line_that_says_what_went_wrong() {
     );
     assert!(out.starts_with("\"An error has been caught"), "{out}");
 }
+
+#[test]
+fn a_markdown_tree_in_a_record_is_shown_as_its_text() {
+    let entries: Vec<Value> = (0..6)
+        .map(|i| serde_json::json!({"name": format!("method{i}"), "description": {"type": "root", "children": [
+            {"type": "paragraph", "children": [{"type": "text", "value": format!("Does thing {i} to the file.")}]}]}}))
+        .collect();
+    let doc = build_value(&Value::Array(entries), None, 1000);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains(r#""description":"Does thing 4 to the file.""#)),
+        "{texts:?}"
+    );
+}
