@@ -68,6 +68,18 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
     None
 }
 
+/// The process a syslog line names among its first words: `in.tftpd[21825]:`.
+fn process_tag(line: &str) -> Option<&str> {
+    line.split_ascii_whitespace().take(6).find(|word| {
+        let word = word.strip_suffix(':').unwrap_or(word);
+        word.strip_suffix(']')
+            .and_then(|w| w.split_once('['))
+            .is_some_and(|(name, pid)| {
+                !name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+            })
+    })
+}
+
 /// Prior of an entry by its level; a level stated by the log counts more than one guessed from
 /// its words.
 fn level_prior(level: Level, explicit: bool) -> f32 {
@@ -111,10 +123,29 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let template = doc::template_of(line);
         templates.insert(template);
         counts[level as usize] += 1;
+        // An error right after an entry of the same process (`in.tftpd[21825]:` twice) is that
+        // entry's failure: the request that failed is the error's context.
+        let same_process_before = (level == Level::Error && starts)
+            .then(|| process_tag(line))
+            .flatten()
+            .and_then(|tag| {
+                let before = units.len().checked_sub(1)?;
+                let previous = &units[before];
+                let text = &text[previous.span.range()];
+                (previous.parent.get().is_none()
+                    && previous.level != Level::Error
+                    && process_tag(text) == Some(tag))
+                .then_some(before)
+            });
         units.push(Unit {
             span: span.into(),
             // A trace too long for one unit continues under its entry's first line.
-            parent: if starts { None } else { entry_head }.into(),
+            parent: if starts {
+                same_process_before
+            } else {
+                entry_head
+            }
+            .into(),
             template: Some(template),
             prior: level_prior(level, explicit),
             level,
@@ -199,6 +230,21 @@ mod tests {
         assert_eq!(doc.units.len(), 2);
         assert!(doc.text(0).ends_with("F.java:2)"));
         assert_eq!(doc.units[0].level, Level::Error);
+    }
+
+    #[test]
+    fn an_error_keeps_the_entry_of_its_process_just_before_it() {
+        let text = "Nov 27 20:57:11 gw in.tftpd[21819]: RRQ from 127.0.0.1 filename initrd.img\n\
+Nov 27 20:57:11 gw in.tftpd[21825]: RRQ from 127.0.0.1 filename firmware/core.bin\n\
+Nov 27 20:57:11 gw in.tftpd[21825]: sending NAK (0, Permission denied) to 127.0.0.1\n\
+Nov 27 20:57:12 gw in.tftpd[21830]: RRQ from 127.0.0.1 filename pxelinux.0\n\
+Nov 27 20:57:12 gw in.tftpd[21831]: sending NAK (0, Permission denied) to 127.0.0.1\n";
+        let doc = build(text);
+        assert_eq!(doc.units[2].level, Level::Error);
+        assert_eq!(doc.units[2].parent.get(), Some(1));
+        // Another process's entry before it is no part of the error.
+        assert_eq!(doc.units[4].parent.get(), None);
+        assert_eq!(process_tag(doc.text(1)), Some("in.tftpd[21825]:"));
     }
 
     #[test]
