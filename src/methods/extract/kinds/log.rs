@@ -80,6 +80,11 @@ fn process_tag(line: &str) -> Option<&str> {
     })
 }
 
+/// Warnings held by at most one entry in this many are rare.
+const RARE_LEVEL_SHARE: usize = 100;
+/// What a rare stated warning gains over a guessed error.
+const RARE_WARNING_EXTRA: f32 = 1.5;
+
 /// Prior of an entry by its level; a level stated by the log counts more than one guessed from
 /// its words.
 fn level_prior(level: Level, explicit: bool) -> f32 {
@@ -156,6 +161,16 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             entry_head = Some(units.len() - 1);
         }
         entry_lines = 1;
+    }
+    // A stated warning few entries share (six among thousands of debug lines) is as telling
+    // as an error.
+    let entries = units.len();
+    if counts[Level::Warn as usize] * RARE_LEVEL_SHARE <= entries {
+        for unit in &mut units {
+            if unit.level == Level::Warn && unit.prior >= level_prior(Level::Warn, true) {
+                unit.prior = level_prior(Level::Error, false).max(unit.prior) + RARE_WARNING_EXTRA;
+            }
+        }
     }
     let total: usize = units.iter().map(|u| u.weight as usize).sum();
     let mut overview = format!(
@@ -245,6 +260,40 @@ Nov 27 20:57:12 gw in.tftpd[21831]: sending NAK (0, Permission denied) to 127.0.
         // Another process's entry before it is no part of the error.
         assert_eq!(doc.units[4].parent.get(), None);
         assert_eq!(process_tag(doc.text(1)), Some("in.tftpd[21825]:"));
+    }
+
+    #[test]
+    fn a_rare_stated_warning_weighs_more_than_a_common_one() {
+        let log = |warn_every: usize| {
+            (0..300)
+                .map(|i| {
+                    let level = if i % warn_every == 7 {
+                        "WARNING"
+                    } else {
+                        "DEBUG"
+                    };
+                    format!(
+                        "[2026-11-27 20:57:{:02} +0000] [24729] [{level}] request {i} done\n",
+                        i % 60
+                    )
+                })
+                .collect::<String>()
+        };
+        let (rare_text, common_text) = (log(200), log(10));
+        let (rare, common) = (build(&rare_text), build(&common_text));
+        let warning = |doc: &Doc<'_>| {
+            doc.units
+                .iter()
+                .find(|u| u.level == Level::Warn)
+                .map(|u| u.prior)
+                .unwrap()
+        };
+        assert!(
+            warning(&rare) > level_prior(Level::Error, false),
+            "{}",
+            warning(&rare)
+        );
+        assert_eq!(warning(&common), level_prior(Level::Warn, true));
     }
 
     #[test]
