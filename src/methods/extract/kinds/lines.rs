@@ -382,6 +382,7 @@ mod tests {
         let doc = build(text, Style::Text);
         assert_eq!(doc.units[2].parent.get(), Some(1));
         assert_eq!(doc.units[1].parent.get(), Some(0));
+        assert_eq!(doc.units[3].parent.get(), Some(0));
     }
 
     #[test]
