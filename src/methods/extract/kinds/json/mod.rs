@@ -12,6 +12,7 @@ use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{Doc, Field, FieldValue, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
+mod grouped;
 mod members;
 mod named;
 mod project;
@@ -276,6 +277,29 @@ impl<'q> Builder<'q> {
             Value::Array(items)
                 if is_record_array(items.iter().map(Value::is_object)) && !small =>
             {
+                // Many records that each hold their own list of records (a linter's files and
+                // their findings) are read as that list's items; a few are walked one by one
+                // (see `record`).
+                if items.len() > FEW_RECORDS
+                    && let Some(ungrouped) = grouped::ungroup(items)
+                {
+                    let note = self.push(
+                        &ungrouped.describe(path),
+                        Unit {
+                            parent: parent.into(),
+                            pinned: true,
+                            ..Unit::default()
+                        },
+                    );
+                    let labels = &ungrouped.labels;
+                    self.records(
+                        ungrouped.rows.iter(),
+                        &|i| labels[i].clone(),
+                        path,
+                        Some(note),
+                    );
+                    return;
+                }
                 self.records(items.iter(), &|i| format!("[{i}]"), path, parent);
             }
             Value::Array(items) if !small => {

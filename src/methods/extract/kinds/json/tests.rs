@@ -913,3 +913,31 @@ fn a_markdown_tree_in_a_record_is_shown_as_its_text() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn many_files_of_a_linter_report_read_as_one_table_of_findings() {
+    let report: Vec<Value> = (0..26)
+        .map(|f| {
+            let messages: Vec<Value> = (0..f % 5)
+                .map(|m| {
+                    let (rule, text) = if f == 19 && m == 2 {
+                        ("id-unique", "The id value [ parse ] must be unique.".to_owned())
+                    } else {
+                        ("spec-char-escape", format!("Special characters must be escaped : [ < ] ({f}.{m})."))
+                    };
+                    serde_json::json!({"type": "error", "message": text, "line": 40 * m + 3, "col": 9, "rule": {"id": rule, "link": format!("https://htmlhint.com/rules/{rule}")}})
+                })
+                .collect();
+            serde_json::json!({"file": format!("/site/api/Page{f}.html"), "messages": messages, "time": 20 + f})
+        })
+        .collect();
+    let q = query_of("which id values are duplicated, and in which file?");
+    let doc = build_value(&Value::Array(report), Some(&q), 1000);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("[19].messages[2]:")
+            && t.contains("/site/api/Page19.html")
+            && t.contains("The id value [ parse ] must be unique.")),
+        "{texts:?}"
+    );
+}
