@@ -103,6 +103,8 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let mut templates = HashSet::new();
     let mut entry_lines = 0;
     let mut entry_head: Option<usize> = None;
+    // The entries whose line states a warning.
+    let mut stated_warnings: Vec<usize> = Vec::new();
     for span in doc::lines(text) {
         let line = &text[span.clone()];
         if line.trim().is_empty() {
@@ -142,6 +144,9 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
                     && process_tag(text) == Some(tag))
                 .then_some(before)
             });
+        if level == Level::Warn && explicit {
+            stated_warnings.push(units.len());
+        }
         units.push(Unit {
             span: span.into(),
             // A trace too long for one unit continues under its entry's first line.
@@ -164,12 +169,10 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     }
     // A stated warning few entries share (six among thousands of debug lines) is as telling
     // as an error.
-    let entries = units.len();
-    if counts[Level::Warn as usize] * RARE_LEVEL_SHARE <= entries {
-        for unit in &mut units {
-            if unit.level == Level::Warn && unit.prior >= level_prior(Level::Warn, true) {
-                unit.prior = level_prior(Level::Error, false).max(unit.prior) + RARE_WARNING_EXTRA;
-            }
+    if counts[Level::Warn as usize] * RARE_LEVEL_SHARE <= units.len() {
+        for &u in &stated_warnings {
+            units[u].prior =
+                level_prior(Level::Error, false).max(units[u].prior) + RARE_WARNING_EXTRA;
         }
     }
     let total: usize = units.iter().map(|u| u.weight as usize).sum();

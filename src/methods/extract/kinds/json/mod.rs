@@ -134,7 +134,7 @@ fn build_tree(
     let mut builder = Builder::new(query, max_unit_bytes);
     builder.spacing = spacing;
     // Rich-text trees read as their text; the caller's value is copied only to hold that.
-    let flattened = rich_text::contains(value, 0).then(|| {
+    let flattened = rich_text::contains(value).then(|| {
         let mut copy = value.clone();
         rich_text::flatten(&mut copy);
         copy

@@ -52,7 +52,11 @@ fn flatten_within(value: &mut Value, depth: usize) -> bool {
 
 /// Whether `value` holds a rich-text tree anywhere: a parsed document borrowed from a caller
 /// is copied only then.
-pub(super) fn contains(value: &Value, depth: usize) -> bool {
+pub(super) fn contains(value: &Value) -> bool {
+    contains_within(value, 0)
+}
+
+fn contains_within(value: &Value, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
@@ -60,8 +64,8 @@ pub(super) fn contains(value: &Value, depth: usize) -> bool {
         return true;
     }
     match value {
-        Value::Array(items) => items.iter().any(|v| contains(v, depth + 1)),
-        Value::Object(map) => map.values().any(|v| contains(v, depth + 1)),
+        Value::Array(items) => items.iter().any(|v| contains_within(v, depth + 1)),
+        Value::Object(map) => map.values().any(|v| contains_within(v, depth + 1)),
         _ => false,
     }
 }
@@ -71,7 +75,7 @@ fn is_tree(value: &Value) -> bool {
     let Value::Object(map) = value else {
         return false;
     };
-    typed(map) && children(map).is_some() && subtree_is_text(map, 0) && has_text(value, 0)
+    typed(map) && children(map).is_some() && text_in(map, 0) == Some(true)
 }
 
 fn typed(map: &Map<String, Value>) -> bool {
@@ -92,29 +96,26 @@ fn leaf_text(map: &Map<String, Value>) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// Whether every node under `map` is an object that is typed or holds text (a leaf), with
-/// child nodes only under the members that hold them.
-fn subtree_is_text(map: &Map<String, Value>, depth: usize) -> bool {
+/// `Some(whether it holds any text)` when every node under `map` is an object that is typed
+/// or holds text (a leaf), with child nodes only under the members that hold them; `None`
+/// otherwise. One walk answers both.
+fn text_in(map: &Map<String, Value>, depth: usize) -> Option<bool> {
     if depth > MAX_DEPTH {
-        return false;
+        return None;
     }
-    match children(map) {
-        Some(nodes) => nodes.iter().all(|node| {
-            node.as_object().is_some_and(|m| {
-                (typed(m) || leaf_text(m).is_some()) && subtree_is_text(m, depth + 1)
-            })
-        }),
-        None => typed(map) || leaf_text(map).is_some(),
-    }
-}
-
-fn has_text(value: &Value, depth: usize) -> bool {
-    let Some(map) = value.as_object() else {
-        return false;
+    let own = leaf_text(map).is_some_and(|t| !t.trim().is_empty());
+    let Some(nodes) = children(map) else {
+        return (typed(map) || leaf_text(map).is_some()).then_some(own);
     };
-    depth <= MAX_DEPTH
-        && (leaf_text(map).is_some_and(|t| !t.trim().is_empty())
-            || children(map).is_some_and(|c| c.iter().any(|n| has_text(n, depth + 1))))
+    let mut any = own;
+    for node in nodes {
+        let m = node.as_object()?;
+        if !typed(m) && leaf_text(m).is_none() {
+            return None;
+        }
+        any |= text_in(m, depth + 1)?;
+    }
+    Some(any)
 }
 
 /// Appends the text of the node `value`: a leaf's text; the texts of inline children run
@@ -208,6 +209,6 @@ mod tests {
         let mut deps =
             json!({"type": "module", "children": [{"name": "left-pad", "version": "1.3.0"}]});
         assert!(!flatten(&mut deps));
-        assert!(!contains(&deps, 0));
+        assert!(!contains(&deps));
     }
 }
