@@ -1,8 +1,9 @@
 //! Logs: one unit per entry (a line with a timestamp or level, plus the lines that continue it,
 //! such as a stack trace), a level per entry, and a template for folding repeats.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
+use super::access;
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Level, Unit};
 
@@ -80,6 +81,9 @@ fn process_tag(line: &str) -> Option<&str> {
     })
 }
 
+/// Spreads a status over a template's bits (the golden ratio's, as Fibonacci hashing does).
+const STATUS_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// Warnings held by at most one entry in this many are rare.
 const RARE_LEVEL_SHARE: usize = 100;
 /// What a rare stated warning gains over a guessed error.
@@ -105,6 +109,8 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let mut entry_head: Option<usize> = None;
     // The entries whose line states a warning.
     let mut stated_warnings: Vec<usize> = Vec::new();
+    // The entries that give a request's response status, with it.
+    let mut statuses: Vec<(usize, u16)> = Vec::new();
     for span in doc::lines(text) {
         let line = &text[span.clone()];
         if line.trim().is_empty() {
@@ -127,7 +133,13 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             Some(level) => (level, true),
             None => (doc::level_from_words(line), false),
         };
-        let template = doc::template_of(line);
+        let mut template = doc::template_of(line);
+        // An access log's status is a category: a 404 is another kind of line than a 200.
+        if let Some(status) = access::response_status(line) {
+            statuses.push((units.len(), status));
+            template =
+                doc::template_id(template.get() ^ u64::from(status).wrapping_mul(STATUS_MIX));
+        }
         templates.insert(template);
         counts[level as usize] += 1;
         // An error right after an entry of the same process (`in.tftpd[21825]:` twice) is that
@@ -175,6 +187,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
                 level_prior(Level::Error, false).max(units[u].prior) + RARE_WARNING_EXTRA;
         }
     }
+    raise_failed_statuses(&mut units, &statuses, &mut counts);
     let total: usize = units.iter().map(|u| u.weight as usize).sum();
     let mut overview = format!(
         "[log: {} lines, {} distinct templates",
@@ -199,6 +212,37 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         noun: "lines",
         fields: Vec::new(),
         fuller: Default::default(),
+    }
+}
+
+/// An access log's refused and failed requests (4xx, 5xx) are its warnings and errors, whatever
+/// level the line states, unless a status is common (a quarter of the requests fail alike: then
+/// a failure is routine there). A status few requests got (a 206 or a 403 among thousands of
+/// 200s) is what the log is read for, whatever its class: as telling as a rare stated warning.
+/// `counts` are the entries per level, kept in step.
+fn raise_failed_statuses(units: &mut [Unit], statuses: &[(usize, u16)], counts: &mut [usize; 5]) {
+    /// Fewer requests than this tell no rarity.
+    const MIN_REQUESTS: usize = 20;
+    /// A status at most one request in this many got is not routine.
+    const UNCOMMON_SHARE: usize = 20;
+    let mut per_status: HashMap<u16, usize> = HashMap::new();
+    for &(_, status) in statuses {
+        *per_status.entry(status).or_default() += 1;
+    }
+    let many = statuses.len() >= MIN_REQUESTS;
+    for &(u, status) in statuses {
+        let count = per_status[&status];
+        let unit = &mut units[u];
+        let level = access::status_level(status);
+        if level > unit.level && (!many || count * UNCOMMON_SHARE <= statuses.len()) {
+            counts[unit.level as usize] -= 1;
+            counts[level as usize] += 1;
+            unit.level = level;
+            unit.prior = unit.prior.max(level_prior(level, false));
+        }
+        if many && count * RARE_LEVEL_SHARE <= statuses.len() {
+            unit.prior = level_prior(Level::Warn, true).max(unit.prior) + RARE_WARNING_EXTRA;
+        }
     }
 }
 
@@ -297,6 +341,47 @@ Nov 27 20:57:12 gw in.tftpd[21831]: sending NAK (0, Permission denied) to 127.0.
             warning(&rare)
         );
         assert_eq!(warning(&common), level_prior(Level::Warn, true));
+    }
+
+    #[test]
+    fn an_access_logs_rare_and_failed_statuses_stand_out() {
+        let mut text = String::new();
+        for i in 0..400 {
+            let status = match i {
+                100 => 206,
+                200 => 403,
+                300 => 502,
+                _ if i % 40 == 0 => 404,
+                _ if i % 4 == 1 => 503,
+                _ => 200,
+            };
+            text.push_str(&format!(
+                "127.0.0.1 - - [27/Nov/2026:20:59:{:02} +0000] \"GET /docs/page.html HTTP/1.1\" {status} {}\n",
+                i % 60,
+                1000 + i
+            ));
+        }
+        let doc = build(&text);
+        let unit = |status: &str| {
+            doc.units
+                .iter()
+                .find(|u| text[u.span.range()].contains(&format!("\" {status} ")))
+                .unwrap()
+        };
+        // A status is part of the line's kind: a 206 is no repeat of the 200s.
+        assert_ne!(unit("206").template, unit("200").template);
+        assert_eq!(unit("404").level, Level::Warn);
+        assert_eq!(unit("502").level, Level::Error);
+        // A failure a quarter of the requests share is routine there.
+        assert_eq!(unit("503").level, Level::None);
+        // The rare ones rank above the common failures, and those above the successes.
+        assert!(
+            unit("206").prior > unit("404").prior,
+            "{}",
+            unit("206").prior
+        );
+        assert!(unit("403").prior > unit("404").prior);
+        assert!(unit("404").prior > unit("200").prior);
     }
 
     #[test]

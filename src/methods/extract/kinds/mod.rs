@@ -10,6 +10,7 @@ use super::window::{self, Windows};
 /// Added to the lines of a configuration block the query names (see [`super::tree::braces`]).
 const NAMED_BLOCK_PRIOR: f32 = 4.0;
 
+pub(crate) mod access;
 pub(crate) mod code;
 pub(crate) mod csv;
 pub(crate) mod diff;
@@ -174,7 +175,7 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
 /// The whitespace-separated tokens of a line, where a quoted text (`"GET /a HTTP/1.1"`) or
 /// a bracketed one (`[27/Nov/2026:17:26:57 +0000]`) is one token: the fields of an access log
 /// after its request and time then sit at the same place on every line.
-fn line_tokens(line: &str) -> impl Iterator<Item = &str> {
+pub(super) fn line_tokens(line: &str) -> impl Iterator<Item = &str> {
     let mut rest = line.trim_start();
     std::iter::from_fn(move || {
         if rest.is_empty() {

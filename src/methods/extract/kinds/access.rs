@@ -1,0 +1,111 @@
+//! The response status of an access-log line: the three digits after the request, as web
+//! servers of every kind write them (`"GET /a HTTP/1.1" 404 203`, `POST http://h/items 500 479`,
+//! `status=503`). Statuses are categories, not measurements: a 404 is another kind of line than
+//! a 200, and a rare one ("which requests did not return 200") is what the log is read for.
+
+use super::line_tokens;
+use crate::methods::extract::doc::Level;
+
+/// Tokens of a line looked at: the request follows an address, a time and a few dashes.
+const MAX_TOKENS: usize = 16;
+
+/// The request methods of HTTP and WebDAV.
+const METHODS: &[&str] = &[
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "PATCH",
+    "OPTIONS",
+    "CONNECT",
+    "TRACE",
+    "PROPFIND",
+    "PROPPATCH",
+    "MKCOL",
+    "COPY",
+    "MOVE",
+    "LOCK",
+    "UNLOCK",
+    "REPORT",
+    "MKCALENDAR",
+];
+
+/// The status a line gives its request, if it is an access-log line: the token after a quoted
+/// request (`"GET /a HTTP/1.1" 404`), after a method and its path or URL (`GET /a 404`), or a
+/// `status=` field.
+pub(crate) fn response_status(line: &str) -> Option<u16> {
+    let mut tokens = line_tokens(line).take(MAX_TOKENS);
+    let mut previous: Option<&str> = None;
+    while let Some(token) = tokens.next() {
+        if let Some(value) = token
+            .strip_prefix("status=")
+            .or_else(|| token.strip_prefix("status_code="))
+        {
+            return status(value);
+        }
+        let quoted_request = token
+            .strip_prefix('"')
+            .and_then(|t| t.split_once(' '))
+            .is_some_and(|(method, _)| METHODS.contains(&method));
+        let bare_request = previous.is_some_and(|p| METHODS.contains(&p))
+            && (token.starts_with('/')
+                || token.starts_with("http://")
+                || token.starts_with("https://"));
+        if quoted_request || bare_request {
+            return tokens.next().and_then(status);
+        }
+        previous = Some(token);
+    }
+    None
+}
+
+/// What a status says of how its request went: a server error is an error, a refused request
+/// (4xx) a warning.
+pub(crate) fn status_level(status: u16) -> Level {
+    match status {
+        500.. => Level::Error,
+        400.. => Level::Warn,
+        _ => Level::None,
+    }
+}
+
+/// Three digits from 100 to 599.
+fn status(token: &str) -> Option<u16> {
+    let token = token.trim_matches('"');
+    (token.len() == 3 && token.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| token.parse().ok())
+        .flatten()
+        .filter(|s| (100..600).contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_follows_the_request_in_every_common_format() {
+        let combined = r#"127.0.0.1 - - [27/Nov/2026:20:59:49 +0000] "GET /wp-login.php HTTP/1.1" 404 203 "-" "curl/7.88""#;
+        assert_eq!(response_status(combined), Some(404));
+        let sanic = "Main  00:09:51 INFO: 127.0.0.1:53540 POST http://127.0.0.1:8731/items/12/reserve 413 103  1.0ms";
+        assert_eq!(response_status(sanic), Some(413));
+        let uvicorn =
+            r#"INFO:     127.0.0.1:51234 - "GET /items/7 HTTP/1.1" 500 Internal Server Error"#;
+        assert_eq!(response_status(uvicorn), Some(500));
+        let logfmt = "at=info method=GET path=/ host=x.example status=503 bytes=0";
+        assert_eq!(response_status(logfmt), Some(503));
+    }
+
+    #[test]
+    fn numbers_that_follow_no_request_are_no_status() {
+        assert_eq!(
+            response_status("2026-11-27 12:00:00 INFO served 404 pages"),
+            None
+        );
+        assert_eq!(response_status("GET /a 42 bytes"), None);
+        assert_eq!(response_status(r#""GET /a HTTP/1.1" 2000 5"#), None);
+        assert_eq!(status_level(206), Level::None);
+        assert_eq!(status_level(404), Level::Warn);
+        assert_eq!(status_level(503), Level::Error);
+    }
+}
