@@ -142,11 +142,15 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
     let code = !broken_json && looks_like_code(&spread);
     // `# comment` lines of Perl, Python or shell read like headings; a document with fenced
-    // blocks or links is markdown, code without them is code.
+    // blocks, links or underlined headings is markdown (its `  * ` items read like the lines
+    // of a block comment), code without them is code.
     let fenced = lines
         .iter()
         .any(|l| l.trim_start().starts_with("```") || l.contains("]("));
-    if code && !fenced {
+    let underlined = (0..lines.len())
+        .filter(|&i| is_setext_heading(&lines, i))
+        .count();
+    if code && !fenced && underlined < 2 {
         return (ContentKind::Code, None);
     }
     // `# comment` lines atop YAML (a licence header) read like headings; a body of indented
@@ -248,6 +252,24 @@ fn after_http_headers(text: &str) -> &str {
     text
 }
 
+/// Whether `lines[i]` underlines the line above as a heading (`Usage` over `-----`). An
+/// underline counts when it and the text line above start at the margin; a title boxed
+/// between two rulers (`====`, `ERROR: test_x`, `----`, as unittest and many reports print
+/// them) is a report's, not a heading.
+fn is_setext_heading(lines: &[&str], i: usize) -> bool {
+    let ruler_at = |j: Option<usize>| {
+        j.and_then(|j| lines.get(j))
+            .is_some_and(|l| is_setext_underline(l))
+    };
+    let t = lines[i].trim_end();
+    let boxed = ruler_at(i.checked_sub(2)) || ruler_at(Some(i + 2));
+    i > 0
+        && is_setext_underline(t)
+        && !t.starts_with([' ', '\t'])
+        && !lines[i - 1].starts_with([' ', '\t'])
+        && !boxed
+}
+
 fn looks_like_markdown(lines: &[&str]) -> bool {
     let mut headings = 0;
     let mut marks = 0;
@@ -272,20 +294,7 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
         let in_comment_block = hashed(i + 1) || (i > 0 && hashed(i - 1));
         let atx =
             t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
-        // An underline counts when it and the text line above start at the margin; a title
-        // boxed between two rulers (`====`, `ERROR: test_x`, `----`, as unittest and many
-        // reports print them) is a report's, not a heading.
-        let ruler_at = |j: Option<usize>| {
-            j.and_then(|j| lines.get(j))
-                .is_some_and(|l| is_setext_underline(l))
-        };
-        let boxed = ruler_at(i.checked_sub(2)) || ruler_at(Some(i + 2));
-        let setext = i > 0
-            && is_setext_underline(t)
-            && !t.starts_with([' ', '\t'])
-            && !lines[i - 1].starts_with([' ', '\t'])
-            && !boxed;
-        if atx || setext {
+        if atx || is_setext_heading(lines, i) {
             headings += 1;
         } else if t.starts_with("```")
             || t.starts_with("* ")
@@ -568,6 +577,27 @@ mod tests {
         assert_ne!(detect(text).0, ContentKind::Markdown);
         let markdown = "# Title\n\nSome text.\n\n## Usage\n\nRun it.\n\n## Options\n\nNone.\n";
         assert_eq!(detect(markdown).0, ContentKind::Markdown);
+    }
+
+    #[test]
+    fn an_underlined_changelog_is_markdown_though_its_items_read_like_comments() {
+        // `  * ` items read like the lines of a block comment; underlined versions are headings.
+        let mut changelog = String::new();
+        for minor in (0..12).rev() {
+            changelog.push_str(&format!(
+                "1.{minor}.0 / 2025-05-{:02}\n=================\n",
+                minor + 1
+            ));
+            for item in [
+                "use `get-proto` directly",
+                "update `eslint`, `npmignore`",
+                "add `ES2025`",
+            ] {
+                changelog.push_str(&format!("  * [Refactor] {item}\n"));
+            }
+            changelog.push('\n');
+        }
+        assert_eq!(detect(&changelog).0, ContentKind::Markdown);
     }
 
     #[test]
