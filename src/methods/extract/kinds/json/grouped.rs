@@ -20,12 +20,19 @@ pub(super) struct Ungrouped {
     list_key: String,
     /// The outer records' keys each row carries (`file`, `time`).
     carried: Vec<String>,
+    /// The outer records' keys of long texts no row carries (`source`).
+    left_out: Vec<String>,
     /// How many outer records there were, and how many held none.
     outer: usize,
     empty: usize,
 }
 
 impl Ungrouped {
+    /// Whether the outer records held long texts no row carries.
+    pub(super) fn leaves_out_texts(&self) -> bool {
+        !self.left_out.is_empty()
+    }
+
     /// The line that says what the rows are: `26 records of file, time and messages[]: one
     /// row per item of messages, with its record's file, time (4 records hold none)`.
     pub(super) fn describe(&self, path: &str) -> String {
@@ -43,6 +50,9 @@ impl Ungrouped {
         if self.empty > 0 {
             text.push_str(&format!(" ({} records hold none)", self.empty));
         }
+        if !self.left_out.is_empty() {
+            text.push_str(&format!("; their {} left out", self.left_out.join(", ")));
+        }
         text
     }
 }
@@ -51,22 +61,32 @@ impl Ungrouped {
 /// a few short values around such a list that holds most of their bytes; `None` otherwise.
 pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
     let list_key = common_list_key(items)?;
-    // Outer records are thin: besides their list, only short scalars (and empty lists), each
-    // carried into its rows. A record with structure of its own (a test group's schema, a
+    // Outer records are thin: besides their list, only scalars (and empty lists), the short
+    // ones carried into its rows, the long texts left out. A record with structure of its own (a test group's schema, a
     // package's licenses beside its references) is an entity, not a group.
     let thin = items.iter().all(|item| {
         item.as_object().is_some_and(|map| {
-            map.iter()
-                .all(|(k, v)| *k == list_key || is_short_scalar(v) || is_empty_container(v))
+            map.iter().all(|(k, v)| {
+                *k == list_key || v.is_string() || is_short_scalar(v) || is_empty_container(v)
+            })
         })
     });
     if !thin {
         return None;
     }
+    // A long text beside the list (the linted file's whole source) is content of its own,
+    // which no row carries: it is left out, and said to be.
+    let mut left_out: Vec<String> = Vec::new();
     let (mut list_bytes, mut all_bytes) = (0, 0);
     for item in items {
         let map = item.as_object()?;
         for (k, v) in map {
+            if v.is_string() && !is_short_scalar(v) {
+                if !left_out.contains(k) {
+                    left_out.push(k.clone());
+                }
+                continue;
+            }
             let bytes = super::approx_len(v, usize::MAX);
             all_bytes += bytes + k.len();
             if *k == list_key {
@@ -112,6 +132,7 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
         labels,
         list_key,
         carried,
+        left_out,
         outer: items.len(),
         empty,
     })
@@ -226,6 +247,31 @@ mod tests {
         assert_eq!(grouped.rows.len(), 30);
         assert_eq!(grouped.rows[4]["filePath"], "/src/lib/mod1.js");
         assert_eq!(grouped.rows[4]["line"], 11);
+    }
+
+    #[test]
+    fn a_report_that_holds_each_files_source_reads_as_its_findings_without_it() {
+        // html-validate's report: a few files, each with its whole source beside its messages,
+        // the source larger than the messages.
+        let report: Vec<Value> = (0..4)
+            .map(|f| {
+                let messages: Vec<Value> = (0..5)
+                    .map(|m| json!({"ruleId": "wcag/h37", "message": "<img> is missing required \"alt\" attribute", "line": 10 * m + f, "selector": format!("#top > tr > td:nth-child({m}) > img")}))
+                    .collect();
+                json!({"filePath": format!("/doc/page{f}.html"), "messages": messages, "errorCount": 5,
+                       "source": "<html><body><table width=\"100%\"></table></body></html>\n".repeat(60)})
+            })
+            .collect();
+        let grouped = ungroup(&report).expect("ungrouped");
+        assert!(grouped.leaves_out_texts());
+        assert_eq!(grouped.rows.len(), 20);
+        assert_eq!(grouped.rows[6]["filePath"], "/doc/page1.html");
+        assert!(grouped.rows.iter().all(|row| row.get("source").is_none()));
+        assert!(
+            grouped.describe("").ends_with("; their source left out"),
+            "{}",
+            grouped.describe("")
+        );
     }
 
     #[test]

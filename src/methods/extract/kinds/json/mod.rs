@@ -279,9 +279,10 @@ impl<'q> Builder<'q> {
             {
                 // Many records that each hold their own list of records (a linter's files and
                 // their findings) are read as that list's items; a few are walked one by one
-                // (see `record`).
-                if items.len() > FEW_RECORDS
-                    && let Some(ungrouped) = grouped::ungroup(items)
+                // (see `record`), unless each holds a long text beside its list (the linted
+                // file's source), which a walk would spend the budget on first.
+                if let Some(ungrouped) = grouped::ungroup(items)
+                    && (items.len() > FEW_RECORDS || ungrouped.leaves_out_texts())
                 {
                     let note = self.push(
                         &ungrouped.describe(path),
