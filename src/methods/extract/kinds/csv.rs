@@ -98,6 +98,23 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         .find(|l| !is_border(l))
         .map_or_else(Vec::new, |h| split(h, delim));
     let header_columns = header.len();
+    // A text every cell of a column starts with (`import time:` before each self time of
+    // `python -X importtime`) is the line's label, not part of the value.
+    let prefixes: Vec<&str> = (0..header_columns)
+        .map(|column| {
+            let cells = sample
+                .iter()
+                .filter(|l| !is_border(l))
+                .skip(1)
+                .filter_map(|l| split(l, delim).get(column).copied());
+            cell_label(cells)
+        })
+        .collect();
+    let header: Vec<&str> = header
+        .iter()
+        .zip(&prefixes)
+        .map(|(name, prefix)| name.strip_prefix(prefix.trim_end()).unwrap_or(name))
+        .collect();
     // Each cell as a number when it reads as one, otherwise as a category: which of the two a
     // column is follows from all its cells, and keeping the cells' text until then would cost
     // several times the table.
@@ -123,6 +140,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let mut template = xxhash_rust::xxh3::Xxh3::new();
         if row > 0 {
             for (column, cell) in cells.iter().enumerate().take(header_columns) {
+                let cell = cell.strip_prefix(prefixes[column]).unwrap_or(cell);
                 columns[column].push(index, cell_value(cell));
                 if cell.trim().parse::<f64>().is_err() {
                     template.update(cell.as_bytes());
@@ -269,6 +287,33 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
     }
 }
 
+/// The label every one of `cells` starts with (`import time:` and the spaces after it), if
+/// they share one that holds a letter: the digits of a number they share a start with
+/// (`2024-01-03`, `2024-02-11`) are no label. Empty when none.
+fn cell_label<'t>(mut cells: impl Iterator<Item = &'t str>) -> &'t str {
+    let Some(first) = cells.next() else {
+        return "";
+    };
+    let mut len = first.len();
+    let mut count = 1;
+    for cell in cells {
+        len = first
+            .bytes()
+            .zip(cell.bytes())
+            .take(len)
+            .take_while(|(a, b)| a == b)
+            .count();
+        count += 1;
+    }
+    let len = crate::tokens::floor_char_boundary(first, len);
+    let label = first[..len].trim_end_matches(|c: char| !c.is_ascii_whitespace() && c != ':');
+    if count > 1 && label.chars().any(char::is_alphabetic) {
+        label
+    } else {
+        ""
+    }
+}
+
 /// A cell as a number when it reads as one, otherwise as a category.
 fn cell_value(cell: &str) -> FieldValue {
     let v = cell.trim().trim_matches('"');
@@ -325,6 +370,25 @@ mod tests {
         assert!(
             matches!(doc.fields[1].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 7.5)
         );
+    }
+
+    #[test]
+    fn a_label_every_cell_of_a_column_starts_with_is_not_its_value() {
+        // `python -X importtime`: every line, the header too, starts with `import time:`.
+        let text = "import time: self [us] | cumulative | imported package\n\
+                    import time:       313 |        313 |   _io\n\
+                    import time:        73 |         73 |   marshal\n\
+                    import time:     31421 |      31906 |     sympy.simplify.sqrtdenest\n\
+                    import time:       692 |        692 |   posix\n";
+        let doc = build(text);
+        assert_eq!(doc.fields[0].name(), "self [us]");
+        assert!(
+            matches!(doc.fields[0].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 31421.0),
+            "{:?}",
+            doc.fields[0].iter().collect::<Vec<_>>()
+        );
+        assert_eq!(cell_label(["New York", "New Jersey"].into_iter()), "New ");
+        assert_eq!(cell_label(["2024-01-03", "2024-02-11"].into_iter()), "");
     }
 
     #[test]
