@@ -430,17 +430,18 @@ pub(crate) fn level_from_words(line: &str) -> Level {
 }
 
 /// Whether the letters `start..end` of `bytes` are part of a path or identifier: joined to
-/// more of it by `_`, `/`, `\\` or a `.` between letters (`error.rs`, `x.error`).
+/// more of it by `_`, `/`, `\\`, or a `.` or `-` between letters (`error.rs`, `x.error`,
+/// `389-exception`, `Autoconf-exception-generic`).
 fn is_part_of_name(bytes: &[u8], start: usize, end: usize) -> bool {
     let joins = |b: u8| matches!(b, b'_' | b'/' | b'\\');
     let before = start.checked_sub(1).map(|i| bytes[i]);
     let after = bytes.get(end).copied();
-    let dotted_before = before == Some(b'.')
+    let dotted_before = matches!(before, Some(b'.' | b'-'))
         && start
             .checked_sub(2)
             .is_some_and(|i| bytes[i].is_ascii_alphanumeric());
-    let dotted_after =
-        after == Some(b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric);
+    let dotted_after = matches!(after, Some(b'.' | b'-'))
+        && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric);
     before.is_some_and(joins) || after.is_some_and(joins) || dotted_before || dotted_after
 }
 
@@ -570,7 +571,12 @@ mod tests {
         );
         assert_eq!(level_from_words("src/error.rs | 12 ++--"), Level::None);
         assert_eq!(level_from_words("use std::io::ErrorKind;"), Level::None);
+        assert_eq!(
+            level_from_words("-rw-r--r-- 1 root root 1936 Jul 24  2006 389-exception"),
+            Level::None
+        );
         assert_eq!(level_from_words("an error occurred"), Level::Error);
+        assert_eq!(level_from_words("error - connection reset"), Level::Error);
     }
 
     #[test]
