@@ -112,7 +112,10 @@ pub(crate) fn to_text(html: &str) -> String {
             "dl" => lists += 1,
             _ => {}
         }
-        if BLOCKS.contains(&name.as_str()) {
+        // A list item's first block (`<li><p>HMAC-SHA512</p></li>`, as Sphinx writes every
+        // item) is the item's text, on the item's line.
+        let item_text = !closing && name != "li" && (out == "- " || out.ends_with("\n- "));
+        if BLOCKS.contains(&name.as_str()) && !item_text {
             newline(&mut out);
             if !closing {
                 if let Some(level) = name.strip_prefix('h').and_then(|d| d.parse::<usize>().ok()) {
@@ -283,6 +286,15 @@ mod tests {
         assert_eq!(
             text,
             "# T\n## Part\nSome bold text & more.\n- one\n- two\na | b\n1 | 2\n"
+        );
+    }
+
+    #[test]
+    fn a_paragraph_that_opens_a_list_item_is_on_the_items_line() {
+        let html = "<p>The supported algorithms are listed below:</p>\n<ul class=\"simple\">\n<li><p>HMAC-MD5</p></li>\n<li><p>HMAC-SHA512</p></li>\n</ul>\n<p>This value is not case-sensitive.</p>";
+        assert_eq!(
+            to_text(html),
+            "The supported algorithms are listed below:\n- HMAC-MD5\n- HMAC-SHA512\nThis value is not case-sensitive.\n"
         );
     }
 
