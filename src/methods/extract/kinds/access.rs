@@ -35,6 +35,9 @@ const METHODS: &[&str] = &[
 /// request (`"GET /a HTTP/1.1" 404`), after a method and its path or URL (`GET /a 404`), or a
 /// `status=` field.
 pub(crate) fn response_status(line: &str) -> Option<u16> {
+    if !may_hold_status(line) {
+        return None;
+    }
     let mut tokens = line_tokens(line).take(MAX_TOKENS);
     let mut previous: Option<&str> = None;
     while let Some(token) = tokens.next() {
@@ -58,6 +61,21 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
         previous = Some(token);
     }
     None
+}
+
+/// Whether `line` may hold a status: a `status` field, or a method word right before a path or
+/// URL (`GET /`, `POST http`). Every log line is asked, and most hold neither: a few scans
+/// tell so before any token is read.
+fn may_hold_status(line: &str) -> bool {
+    // Byte scans only: a substring searcher would be built anew for every line.
+    let bytes = line.as_bytes();
+    let status_field = memchr::memchr_iter(b's', bytes).any(|i| bytes[i..].starts_with(b"status"));
+    status_field
+        || memchr::memchr_iter(b' ', bytes).any(|at| {
+            let rest = &bytes[at + 1..];
+            (rest.starts_with(b"/") || rest.starts_with(b"http"))
+                && METHODS.contains(&line[..at].rsplit([' ', '"']).next().unwrap_or(""))
+        })
 }
 
 /// What a status says of how its request went: a server error is an error, a refused request
