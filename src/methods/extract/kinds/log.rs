@@ -216,8 +216,8 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
 }
 
 /// An access log's refused and failed requests (4xx, 5xx) are its warnings and errors, whatever
-/// level the line states, unless a status is common (a quarter of the requests fail alike: then
-/// a failure is routine there). A status few requests got (a 206 or a 403 among thousands of
+/// level the line states, unless a twentieth of the requests or more got that status (a failure
+/// that common is routine there). A status few requests got (a 206 or a 403 among thousands of
 /// 200s) is what the log is read for, whatever its class: as telling as a rare stated warning.
 /// `counts` are the entries per level, kept in step.
 fn raise_failed_statuses(units: &mut [Unit], statuses: &[(usize, u16)], counts: &mut [usize; 5]) {
