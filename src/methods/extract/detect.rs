@@ -147,10 +147,12 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let fenced = lines
         .iter()
         .any(|l| l.trim_start().starts_with("```") || l.contains("]("));
-    let underlined = (0..lines.len())
-        .filter(|&i| is_setext_heading(&lines, i))
-        .count();
-    if code && !fenced && underlined < 2 {
+    let underlined = || {
+        (0..lines.len())
+            .filter(|&i| is_setext_heading(&lines, i))
+            .count()
+    };
+    if code && !fenced && underlined() < 2 {
         return (ContentKind::Code, None);
     }
     // `# comment` lines atop YAML (a licence header) read like headings; a body of indented

@@ -100,14 +100,19 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let header_columns = header.len();
     // A text every cell of a column starts with (`import time:` before each self time of
     // `python -X importtime`) is the line's label, not part of the value.
+    let sample_rows: Vec<Vec<&str>> = sample
+        .iter()
+        .filter(|l| !is_border(l))
+        .skip(1)
+        .map(|l| split(l, delim))
+        .collect();
     let prefixes: Vec<&str> = (0..header_columns)
         .map(|column| {
-            let cells = sample
-                .iter()
-                .filter(|l| !is_border(l))
-                .skip(1)
-                .filter_map(|l| split(l, delim).get(column).copied());
-            cell_label(cells)
+            cell_label(
+                sample_rows
+                    .iter()
+                    .filter_map(|row| row.get(column).copied()),
+            )
         })
         .collect();
     let header: Vec<&str> = header
