@@ -36,24 +36,37 @@ pub(crate) fn is_border(line: &str) -> bool {
         })
 }
 
+/// At most this many lines may stand above a table's header: a title or a line of counts
+/// (`569,30,malignant,benign` above scikit-learn's breast cancer table).
+const MAX_PREAMBLE_LINES: usize = 2;
+
+/// The delimiter of a table whose lines mostly split into the header's number of fields, and
+/// how many of its first (non-border) lines are a preamble above the header.
+fn layout(lines: &[&str]) -> Option<(u8, usize)> {
+    let rows: Vec<&str> = lines.iter().copied().filter(|l| !is_border(l)).collect();
+    (0..=MAX_PREAMBLE_LINES).find_map(|preamble| {
+        let lines = rows.get(preamble..)?;
+        let header = lines.first()?;
+        let delimiter = [b'\t', b',', b';', b'|'].into_iter().find(|&d| {
+            let columns = split(header, d).len();
+            // Tabs and a drawn frame (`| a | b |`) are table syntax; commas also occur in prose.
+            let framed = d == b'|' && header.trim_start().starts_with('|');
+            let min_columns = if d == b'\t' || framed { 2 } else { 3 };
+            columns >= min_columns && {
+                let same = lines
+                    .iter()
+                    .filter(|l| split(l, d).len() == columns)
+                    .count();
+                same * 10 >= lines.len() * 9 && lines.len() >= 3
+            }
+        })?;
+        Some((delimiter, preamble))
+    })
+}
+
 /// The delimiter of a table whose lines mostly split into the header's number of fields.
 fn delimiter(lines: &[&str]) -> Option<u8> {
-    let rows: Vec<&str> = lines.iter().copied().filter(|l| !is_border(l)).collect();
-    let lines = rows.as_slice();
-    let header = lines.first()?;
-    [b'\t', b',', b';', b'|'].into_iter().find(|&d| {
-        let columns = split(header, d).len();
-        // Tabs and a drawn frame (`| a | b |`) are table syntax; commas also occur in prose.
-        let framed = d == b'|' && header.trim_start().starts_with('|');
-        let min_columns = if d == b'\t' || framed { 2 } else { 3 };
-        columns >= min_columns && {
-            let same = lines
-                .iter()
-                .filter(|l| split(l, d).len() == columns)
-                .count();
-            same * 10 >= lines.len() * 9 && lines.len() >= 3
-        }
-    })
+    layout(lines).map(|(delimiter, _)| delimiter)
 }
 
 /// Whether a sample of non-blank lines reads as a delimited table.
@@ -90,12 +103,13 @@ fn split(line: &str, delimiter: u8) -> Vec<&str> {
 pub(crate) fn build(text: &str) -> Doc<'_> {
     let spans = || doc::lines(text).filter(|s| !text[s.clone()].trim().is_empty());
     let sample: Vec<&str> = spans().take(200).map(|s| &text[s]).collect();
-    let delim = delimiter(&sample).unwrap_or(b',');
+    let (delim, preamble) = layout(&sample).unwrap_or((b',', 0));
     let rows = doc::line_count(text);
     let mut units = Vec::with_capacity(rows);
     let header: Vec<&str> = sample
         .iter()
-        .find(|l| !is_border(l))
+        .filter(|l| !is_border(l))
+        .nth(preamble)
         .map_or_else(Vec::new, |h| split(h, delim));
     let header_columns = header.len();
     // A text every cell of a column starts with (`import time:` before each self time of
@@ -103,7 +117,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let sample_rows: Vec<Vec<&str>> = sample
         .iter()
         .filter(|l| !is_border(l))
-        .skip(1)
+        .skip(preamble + 1)
         .map(|l| split(l, delim))
         .collect();
     let prefixes: Vec<&str> = (0..header_columns)
@@ -128,8 +142,20 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         .map(|name| Field::with_capacity(rows).with_name(name.trim().trim_matches('"')))
         .collect();
     let mut row = 0;
+    let mut preamble_left = preamble;
     for span in spans() {
         let line = &text[span.clone()];
+        if preamble_left > 0 && !is_border(line) {
+            // Shown above the table as its title, never taken for a row.
+            preamble_left -= 1;
+            units.push(Unit {
+                span: span.into(),
+                pinned: true,
+                weight: 0,
+                ..Unit::default()
+            });
+            continue;
+        }
         if is_border(line) {
             // The frame above and under the header is part of it; later borders are noise.
             units.push(Unit {
@@ -445,6 +471,36 @@ mod tests {
             Query::from_hints(&crate::methods::extract::Hints::new().with_query("Land2?")).unwrap();
         let doc = project_wide_rows(build(&text), &q);
         assert!(doc.text(3).contains("Translated name 39 of land 2"));
+    }
+
+    #[test]
+    fn a_line_of_counts_above_the_header_is_a_preamble() {
+        // scikit-learn's breast cancer table: rows, columns and class names, then the header.
+        let mut text =
+            "6,4,malignant,benign\nmean radius,mean texture,mean area,worst area,target\n"
+                .to_owned();
+        for (r, area) in [
+            (17.99, 2019.0),
+            (20.57, 1956.0),
+            (9.5, 3432.0),
+            (11.2, 880.0),
+        ] {
+            text.push_str(&format!("{r},10.38,1001,{area},0\n"));
+        }
+        text.push_str("8.1,12.0,200,290.5,1\n7.7,24.5,180,268.6,1\n");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(looks_like_csv(&lines));
+        let doc = build(&text);
+        assert!(doc.units[0].pinned && doc.units[0].weight == 0);
+        assert!(doc.units[1].pinned && doc.units[1].weight > 0);
+        assert_eq!(doc.fields.len(), 5);
+        assert_eq!(doc.fields[3].name(), "worst area");
+        assert!(
+            doc.fields[3]
+                .iter()
+                .any(|v| matches!(v, (4, FieldValue::Number(n)) if n == 3432.0))
+        );
+        assert_eq!(doc.overview.as_deref(), Some("[table: 6 rows × 5 columns]"));
     }
 
     #[test]
