@@ -8,6 +8,9 @@ use crate::methods::extract::doc::Level;
 
 /// Tokens of a line looked at: the request follows an address, a time and a few dashes.
 const MAX_TOKENS: usize = 16;
+/// Tokens after the request looked at for an arrow to its status (WsgiDAV's `"PUT /a"
+/// length=4351, …, elap=0.001sec -> 201 Created`).
+const MAX_FIELDS_BEFORE_ARROW: usize = 16;
 
 /// The request methods of HTTP and WebDAV.
 const METHODS: &[&str] = &[
@@ -32,15 +35,21 @@ const METHODS: &[&str] = &[
 ];
 
 /// The status a line gives its request, if it is an access-log line: the token after a quoted
-/// request (`"GET /a HTTP/1.1" 404`), after a method and its path or URL (`GET /a 404`), or a
+/// request (`"GET /a HTTP/1.1" 404`), after a method and its path or URL (`GET /a 404`), after
+/// an arrow that follows the request's fields (`"GET /a" length=0, … -> 404 Not Found`), or a
 /// `status=` field.
 pub(crate) fn response_status(line: &str) -> Option<u16> {
     if !may_hold_status(line) {
         return None;
     }
-    let mut tokens = line_tokens(line).take(MAX_TOKENS);
+    let mut tokens = line_tokens(line);
+    let mut read = 0;
     let mut previous: Option<&str> = None;
     while let Some(token) = tokens.next() {
+        read += 1;
+        if read > MAX_TOKENS {
+            return None;
+        }
         if let Some(value) = token
             .strip_prefix("status=")
             .or_else(|| token.strip_prefix("status_code="))
@@ -56,7 +65,15 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
                 || token.starts_with("http://")
                 || token.starts_with("https://"));
         if quoted_request || bare_request {
-            return tokens.next().and_then(status);
+            let next = tokens.next()?;
+            if let Some(code) = status(next) {
+                return Some(code);
+            }
+            let mut fields = std::iter::once(next)
+                .chain(tokens)
+                .take(MAX_FIELDS_BEFORE_ARROW);
+            fields.find(|t| matches!(*t, "->" | "=>"))?;
+            return fields.next().and_then(status);
         }
         previous = Some(token);
     }
@@ -112,6 +129,8 @@ mod tests {
         assert_eq!(response_status(uvicorn), Some(500));
         let logfmt = "at=info method=GET path=/ host=x.example status=503 bytes=0";
         assert_eq!(response_status(logfmt), Some(503));
+        let wsgidav = r#"04:01:43.685 - INFO    : 127.0.0.1 - alice - [2026-11-28 04:01:43] "MKCOL /reports" length=0, depth=0, connection="keep-alive", agent="python-requests/2.34.2", elap=0.000sec -> 405 Method Not Allowed"#;
+        assert_eq!(response_status(wsgidav), Some(405));
     }
 
     #[test]
