@@ -66,6 +66,9 @@ impl fmt::Display for ContentKind {
 const SAMPLE_BYTES: usize = 64 * 1024;
 /// How many non-blank lines of the sample the line-based tests look at.
 const SAMPLE_LINES: usize = 200;
+/// A log whose traces make up most of its lines still starts one line in this many at least
+/// with an entry: a text of a few dated lines among many indented ones is no log.
+const MIN_ENTRY_SHARE: usize = 6;
 
 /// Detects the kind of `text`. JSON is recognised by parsing (the parsed value is returned so it
 /// is parsed only once), and so are XML and YAML that are lists of records (their tree is
@@ -135,7 +138,14 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
         return (ContentKind::Csv, Some(tree));
     }
     let log_like = spread.iter().filter(|l| log::starts_entry(l)).count();
-    if log_like * 10 >= spread.len() * 6 {
+    // The indented lines of a traceback or a stack trace (Celery's, Tomcat's) continue the
+    // entry above them: the entries are most of the lines that start at the margin.
+    let at_margin = || spread.iter().filter(|l| !l.starts_with([' ', '\t']));
+    let entries_at_margin = || at_margin().filter(|l| log::starts_entry(l)).count();
+    if log_like * 10 >= spread.len() * 6
+        || (log_like * MIN_ENTRY_SHARE >= spread.len()
+            && entries_at_margin() * 10 >= at_margin().count() * 6)
+    {
         return (ContentKind::Log, None);
     }
     // Text that starts like JSON but does not parse is a broken document, not source code.
@@ -491,6 +501,23 @@ mod tests {
             detect("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").0,
             ContentKind::JsonLines
         );
+    }
+
+    #[test]
+    fn a_log_whose_tracebacks_outnumber_its_entries_is_a_log() {
+        let mut log = String::new();
+        for i in 0..20 {
+            log.push_str(&format!(
+                "[2026-11-28 03:53:{i:02},141: INFO/MainProcess] Task tasks.crunch[{i}] received\n\
+                 [2026-11-28 03:53:{i:02},142: INFO/MainProcess] Task tasks.ratio[{i}] received\n\
+                 [2026-11-28 03:53:{i:02},148: INFO/ForkPoolWorker-2] Task tasks.crunch[{i}] succeeded in 0.0012s: 42\n"
+            ));
+            log.push_str(&format!(
+                "[2026-11-28 03:53:{i:02},150: ERROR/ForkPoolWorker-1] Task tasks.ratio[{i}] raised unexpected: ZeroDivisionError('division by zero')\n\
+                 Traceback (most recent call last):\n  File \"/venv/celery/app/trace.py\", line 453, in trace_task\n    R = retval = fun(*args, **kwargs)\n  File \"/work/tasks.py\", line 12, in ratio\n    return a / b\n           ~~^~~\nZeroDivisionError: division by zero\n"
+            ));
+        }
+        assert_eq!(detect(&log).0, ContentKind::Log);
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
     for word in line.split_ascii_whitespace().take(8) {
         let bracketed = word.starts_with('[') || word.starts_with('<');
         let w = word.trim_matches(|c: char| "[]()<>:,-|".contains(c));
+        // Celery's `WARNING/MainProcess`: the level, then the process that logged.
+        let w = w.split_once('/').map_or(w, |(level, _)| level);
         let level = match w {
             "FATAL" | "CRITICAL" | "CRIT" | "SEVERE" | "ERROR" | "ERR" | "EMERG" | "ALERT" => {
                 Some(Level::Error)
@@ -280,6 +282,10 @@ mod tests {
         );
         assert_eq!(
             explicit_level("03-17 16:13:38.811  1702  2395 W Foo: x"),
+            Some(Level::Warn)
+        );
+        assert_eq!(
+            explicit_level("[2026-11-28 03:53:06,141: WARNING/MainProcess] No hostname"),
             Some(Level::Warn)
         );
         assert_eq!(explicit_level("an error happened"), None);
