@@ -406,6 +406,22 @@ fn list_of(path: &str) -> Option<&str> {
     path.split_once("[].").map(|(list, _)| list)
 }
 
+/// A list of this many equal scalars or more is shown as one and its count.
+const MIN_REPEATS_COUNTED: usize = 4;
+
+/// The cell of a list of scalars: its items joined by commas, or, when they are all the same
+/// (hyperfine's 45 `exit_codes` of a run), the one item and how many times it repeats, `0×45`.
+fn list_text(items: &[Value]) -> String {
+    match items {
+        [first, rest @ ..]
+            if items.len() >= MIN_REPEATS_COUNTED && rest.iter().all(|x| x == first) =>
+        {
+            format!("{}×{}", cell_text(first), items.len())
+        }
+        _ => items.iter().map(cell_text).collect::<Vec<_>>().join(","),
+    }
+}
+
 /// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
 /// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
 /// of their text fields (`labels[].name`, `licenses[].license.id`), and a list's one object by
@@ -423,8 +439,7 @@ fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String))
             }
             Value::Array(items) => {
                 if items.iter().all(|x| !x.is_object() && !x.is_array()) {
-                    let text: Vec<String> = items.iter().map(cell_text).collect();
-                    f(&format!("{k}[]"), Cell::List, text.join(","));
+                    f(&format!("{k}[]"), Cell::List, list_text(items));
                 } else if items.iter().all(Value::is_object) {
                     // Each text member of the items, and of an object they wrap (CycloneDX's
                     // `licenses[].license.id`).
@@ -672,6 +687,20 @@ mod tests {
             builder.add(&hit, Some(&q));
         }
         builder.finish(Some(&q)).expect("a table")
+    }
+
+    #[test]
+    fn a_list_of_one_repeated_value_is_shown_with_its_count() {
+        let mut cells = Vec::new();
+        let run = json!({"command": "xz -d", "exit_codes": [1, 1, 1, 1, 1, 1], "tags": ["a", "b", "a", "a"]});
+        for_each_cell(&run, &mut |path, _, text| {
+            cells.push(format!("{path}={text}"))
+        });
+        assert_eq!(
+            cells,
+            ["command=xz -d", "exit_codes[]=1×6", "tags[]=a,b,a,a"]
+        );
+        assert_eq!(list_text(&[json!(0), json!(0)]), "0,0");
     }
 
     #[test]
