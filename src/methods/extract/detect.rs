@@ -156,7 +156,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     // of a block comment), code without them is code.
     let fenced = lines
         .iter()
-        .any(|l| l.trim_start().starts_with("```") || l.contains("]("));
+        .any(|l| l.trim_start().starts_with("```") || has_markdown_link(l));
     let underlined = || {
         (0..lines.len())
             .filter(|&i| is_setext_heading(&lines, i))
@@ -311,12 +311,28 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
         } else if t.starts_with("```")
             || t.starts_with("* ")
             || t.starts_with("- ")
-            || t.contains("](")
+            || has_markdown_link(t)
         {
             marks += 1;
         }
     }
     headings >= 2 || (headings >= 1 && marks >= 3)
+}
+
+/// Whether `line` holds a markdown link, `[text](target)`, whose target reads as one: an
+/// anchor, a path or a URL (`#usage`, `docs/a.md`, `https://…`). Code calls what it indexes
+/// (`handlers[mode](conf)`, `a[0](a[1])`), which is no link.
+fn has_markdown_link(line: &str) -> bool {
+    line.match_indices("](").any(|(at, _)| {
+        let target = &line[at + 2..];
+        let target = &target[..target.find(')').unwrap_or(target.len())];
+        !target.is_empty()
+            && !target.contains(char::is_whitespace)
+            && (target.starts_with('#')
+                || target.contains('/')
+                || target.contains(".md")
+                || target.contains(".htm"))
+    })
 }
 
 /// Whether most lines that are not `#` comments are YAML: `key:` or `key: value` (the key a
@@ -518,6 +534,30 @@ mod tests {
             ));
         }
         assert_eq!(detect(&log).0, ContentKind::Log);
+    }
+
+    #[test]
+    fn code_that_calls_what_it_indexes_has_no_markdown_links() {
+        assert!(has_markdown_link(
+            "See [the guide](docs/guide.md) and [usage](#usage)."
+        ));
+        assert!(has_markdown_link(
+            "[PEP 8](https://peps.python.org/pep-0008/)"
+        ));
+        assert!(!has_markdown_link(
+            "        raise a[0](a[1]).with_traceback(a[2])"
+        ));
+        assert!(!has_markdown_link(
+            "    return request.environ['wsgi.file_wrapper'](out)"
+        ));
+        let mut source =
+            "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport sys\n\n".to_owned();
+        for i in 0..12 {
+            source.push_str(&format!(
+                "def handler_{i}(self, mode, conf):\n    \"\"\"Apply the filter.\"\"\"\n    mask, flt = self.filters[mode](conf)\n    if mask:\n        return flt\n    return None\n\n"
+            ));
+        }
+        assert_eq!(detect(&source).0, ContentKind::Code);
     }
 
     #[test]
