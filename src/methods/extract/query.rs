@@ -37,6 +37,10 @@ pub(crate) struct Query {
     /// The short keys adjacent query words abbreviate to ("package URL" is `purl`, "process
     /// id" `pid`, "current working directory" `cwd`), stemmed as the query's words.
     acronyms: std::collections::HashSet<String, WordHash>,
+    /// Names the query writes as calls, `run()`, lowercased: a function it points at, however
+    /// plain the word. Only definitions are matched by them, as a substring `run` is
+    /// everywhere.
+    called: Vec<String>,
 }
 
 /// The words next to the query's superlatives, normalized as the query's.
@@ -333,11 +337,21 @@ impl Query {
             self.add_exact(quoted);
         }
         for token in text.split_whitespace() {
+            if let Some(name) = called_name(token)
+                && !self.called.iter().any(|c| c == &name)
+            {
+                self.called.push(name);
+            }
             let token = token.trim_matches(|c: char| !c.is_alphanumeric() && !"_/@~$-".contains(c));
             if is_identifier_like(token) {
                 self.add_exact(token);
             }
         }
+    }
+
+    /// Whether the query writes `name` as a call (`run()` for `run`), case folded.
+    pub(crate) fn calls(&self, name: &str) -> bool {
+        self.called.iter().any(|c| c.eq_ignore_ascii_case(name))
     }
 
     fn add_words(&mut self, text: &str) {
@@ -481,6 +495,17 @@ fn is_decimal_number(token: &str) -> bool {
 
 /// A token that names one thing: has a digit, inner punctuation (`a.b`, `a::b`, `a/b`,
 /// `a_b`, `a-b`, `a@1`) or inner capitals (`camelCase`).
+/// The name a query token writes as a call with no arguments (`run()`, `abort(),`), lowercased.
+fn called_name(token: &str) -> Option<String> {
+    let token = token.trim_end_matches(|c: char| ",.;:?!'\"`".contains(c));
+    let name = token
+        .trim_start_matches(|c: char| "'\"`(".contains(c))
+        .strip_suffix("()")?;
+    let name = name.rsplit(['.', ':']).next().unwrap_or(name);
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then(|| name.to_ascii_lowercase())
+}
+
 fn is_identifier_like(token: &str) -> bool {
     if token.len() < MIN_EXACT_LEN {
         return false;

@@ -102,6 +102,32 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     // A definition the query gives by name is what it asks about; one whose name merely
     // spells words of the question ("build the class": `build_class`) is a guess beside it.
     let any_exact = named.iter().any(|&(_, _, naming)| naming == Naming::Exact);
+    // A name given exactly that several definitions share (bottle's `run()`, and the `run`
+    // method of each of its server adapters) asks for the outermost of them: the others are
+    // guesses beside it.
+    let indent = |u: usize| {
+        let line = doc.text(u);
+        line.len() - line.trim_start().len()
+    };
+    let exact_name = |u: usize| definition_name(doc.text(u).trim());
+    let outermost: Vec<bool> = named
+        .iter()
+        .map(|&(def, _, naming)| {
+            naming != Naming::Exact
+                || !named.iter().any(|&(other, _, other_naming)| {
+                    other_naming == Naming::Exact
+                        && indent(other) < indent(def)
+                        && exact_name(other) == exact_name(def)
+                })
+        })
+        .collect();
+    let named: Vec<(usize, usize, Naming)> = named
+        .into_iter()
+        .zip(outermost)
+        .map(|((def, end, naming), outermost)| {
+            (def, end, if outermost { naming } else { Naming::Words })
+        })
+        .collect();
     let first_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
     // One block per named definition, so that a match inside it pulls the rest along.
     for (block, (def, end, naming)) in (first_block..).zip(named) {
@@ -141,7 +167,8 @@ fn names_match(line: &str, query: &Query) -> Option<Naming> {
     if query.exact.iter().any(|e| {
         // `Foo::bar` or `obj.bar` in a query names `bar`.
         e == &lower || e.rsplit([':', '.']).next() == Some(lower.as_str())
-    }) {
+    }) || query.calls(name)
+    {
         return Some(Naming::Exact);
     }
     let mut buf = String::new();
@@ -433,6 +460,18 @@ pub fn other() {\n    let x = 1;\n}\n";
             .find(|&u| doc.text(u).trim() == line)
             .unwrap_or_else(|| panic!("no line {line}"));
         doc.units[u].prior
+    }
+
+    #[test]
+    fn a_name_given_exactly_asks_for_its_outermost_definition() {
+        let source = "class WSGIRefServer(ServerAdapter):\n    def run(self, handler):\n        srv = make_server(self.host, self.port, handler)\n        srv.serve_forever()\n\n\
+def run(app=None,\n        server='wsgiref',\n        port=8080):\n    app = app or default_app()\n    server.run(app)\n";
+        let doc = build(
+            source,
+            Some(&query("what defaults does run() use for server and port?")),
+        );
+        assert!(prior_of(&doc, "server='wsgiref',") >= EXACT_BODY_PRIOR);
+        assert!(prior_of(&doc, "srv.serve_forever()") < EXACT_BODY_PRIOR);
     }
 
     #[test]
