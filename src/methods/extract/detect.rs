@@ -137,14 +137,18 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     {
         return (ContentKind::Csv, Some(tree));
     }
-    let log_like = spread.iter().filter(|l| log::starts_entry(l)).count();
     // The indented lines of a traceback or a stack trace (Celery's, Tomcat's) continue the
     // entry above them: the entries are most of the lines that start at the margin.
-    let at_margin = || spread.iter().filter(|l| !l.starts_with([' ', '\t']));
-    let entries_at_margin = || at_margin().filter(|l| log::starts_entry(l)).count();
-    if log_like * 10 >= spread.len() * 6
-        || (log_like * MIN_ENTRY_SHARE >= spread.len()
-            && entries_at_margin() * 10 >= at_margin().count() * 6)
+    let (mut entries, mut at_margin, mut entries_at_margin) = (0, 0, 0);
+    for line in &spread {
+        let entry = log::starts_entry(line);
+        let margin = !line.starts_with([' ', '\t']);
+        entries += usize::from(entry);
+        at_margin += usize::from(margin);
+        entries_at_margin += usize::from(entry && margin);
+    }
+    if entries * 10 >= spread.len() * 6
+        || (entries * MIN_ENTRY_SHARE >= spread.len() && entries_at_margin * 10 >= at_margin * 6)
     {
         return (ContentKind::Log, None);
     }
@@ -326,8 +330,7 @@ fn has_markdown_link(line: &str) -> bool {
     line.match_indices("](").any(|(at, _)| {
         let target = &line[at + 2..];
         let target = &target[..target.find(')').unwrap_or(target.len())];
-        !target.is_empty()
-            && !target.contains(char::is_whitespace)
+        !target.contains(char::is_whitespace)
             && (target.starts_with('#')
                 || target.contains('/')
                 || target.contains(".md")

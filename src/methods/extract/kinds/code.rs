@@ -110,24 +110,22 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         line.len() - line.trim_start().len()
     };
     let exact_name = |u: usize| definition_name(doc.text(u).trim());
-    let outermost: Vec<bool> = named
+    let inner: Vec<bool> = named
         .iter()
         .map(|&(def, _, naming)| {
-            naming != Naming::Exact
-                || !named.iter().any(|&(other, _, other_naming)| {
+            naming == Naming::Exact
+                && named.iter().any(|&(other, _, other_naming)| {
                     other_naming == Naming::Exact
                         && indent(other) < indent(def)
                         && exact_name(other) == exact_name(def)
                 })
         })
         .collect();
-    let named: Vec<(usize, usize, Naming)> = named
-        .into_iter()
-        .zip(outermost)
-        .map(|((def, end, naming), outermost)| {
-            (def, end, if outermost { naming } else { Naming::Words })
-        })
-        .collect();
+    for ((_, _, naming), inner) in named.iter_mut().zip(inner) {
+        if inner {
+            *naming = Naming::Words;
+        }
+    }
     let first_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
     // One block per named definition, so that a match inside it pulls the rest along.
     for (block, (def, end, naming)) in (first_block..).zip(named) {

@@ -106,20 +106,14 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let (delim, preamble) = layout(&sample).unwrap_or((b',', 0));
     let rows = doc::line_count(text);
     let mut units = Vec::with_capacity(rows);
-    let header: Vec<&str> = sample
-        .iter()
-        .filter(|l| !is_border(l))
-        .nth(preamble)
+    let mut table_lines = sample.iter().filter(|l| !is_border(l)).skip(preamble);
+    let header: Vec<&str> = table_lines
+        .next()
         .map_or_else(Vec::new, |h| split(h, delim));
     let header_columns = header.len();
     // A text every cell of a column starts with (`import time:` before each self time of
     // `python -X importtime`) is the line's label, not part of the value.
-    let sample_rows: Vec<Vec<&str>> = sample
-        .iter()
-        .filter(|l| !is_border(l))
-        .skip(preamble + 1)
-        .map(|l| split(l, delim))
-        .collect();
+    let sample_rows: Vec<Vec<&str>> = table_lines.map(|l| split(l, delim)).collect();
     let prefixes: Vec<&str> = (0..header_columns)
         .map(|column| {
             cell_label(
