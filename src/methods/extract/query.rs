@@ -41,6 +41,9 @@ pub(crate) struct Query {
     /// plain the word. Only definitions are matched by them, as a substring `run` is
     /// everywhere.
     called: Vec<String>,
+    /// The classes of HTTP status the query writes as `5xx` or `4XX`, one bit per leading
+    /// digit: a request whose status is in one answers, though no digit of it is written.
+    status_classes: u8,
 }
 
 /// The words next to the query's superlatives, normalized as the query's.
@@ -343,10 +346,22 @@ impl Query {
                 self.called.push(name);
             }
             let token = token.trim_matches(|c: char| !c.is_alphanumeric() && !"_/@~$-".contains(c));
-            if is_identifier_like(token) {
+            if let Some(class) = status_class(token) {
+                self.status_classes |= 1 << class;
+            } else if is_identifier_like(token) {
                 self.add_exact(token);
             }
         }
+    }
+
+    /// Whether the query names classes of HTTP status (`5xx`).
+    pub(crate) fn asks_status_class(&self) -> bool {
+        self.status_classes != 0
+    }
+
+    /// Whether `status` is in a class the query names (`502` for "5xx").
+    pub(crate) fn asks_status(&self, status: u16) -> bool {
+        (1..=5).contains(&(status / 100)) && self.status_classes & (1 << (status / 100)) != 0
     }
 
     /// Whether the query writes `name` as a call (`run()` for `run`), case folded.
@@ -493,8 +508,18 @@ fn is_decimal_number(token: &str) -> bool {
     digits(whole) && digits(fraction) && (whole == "0" || has_unit)
 }
 
-/// A token that names one thing: has a digit, inner punctuation (`a.b`, `a::b`, `a/b`,
-/// `a_b`, `a-b`, `a@1`) or inner capitals (`camelCase`).
+/// The leading digit of a class of HTTP status written `5xx` or `4XX`.
+fn status_class(token: &str) -> Option<u8> {
+    match token.as_bytes() {
+        [d @ b'1'..=b'5', x, y]
+            if x.eq_ignore_ascii_case(&b'x') && y.eq_ignore_ascii_case(&b'x') =>
+        {
+            Some(d - b'0')
+        }
+        _ => None,
+    }
+}
+
 /// The name a query token writes as a call with no arguments (`run()`, `abort(),`), lowercased.
 fn called_name(token: &str) -> Option<String> {
     let token = token.trim_end_matches(|c: char| ",.;:?!'\"`".contains(c));
@@ -506,6 +531,8 @@ fn called_name(token: &str) -> Option<String> {
         .then(|| name.to_ascii_lowercase())
 }
 
+/// A token that names one thing: has a digit, inner punctuation (`a.b`, `a::b`, `a/b`,
+/// `a_b`, `a-b`, `a@1`) or inner capitals (`camelCase`).
 fn is_identifier_like(token: &str) -> bool {
     if token.len() < MIN_EXACT_LEN {
         return false;

@@ -9,6 +9,7 @@ use std::ops::Range;
 use super::detect::ContentKind;
 use super::doc::{Doc, Level, Template};
 use super::extremes::add_field_signals;
+use super::kinds::access;
 use super::query::Query;
 use super::terms::{WordFilter, for_each_word_sized};
 use crate::tokens::{ceil_char_boundary, floor_char_boundary};
@@ -255,7 +256,27 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             *s += b.min(EXACT_CAP);
         }
     }
+    if query.asks_status_class() {
+        add_asked_statuses(doc, query, &mut scores);
+    }
     (scores, matches)
+}
+
+/// Requests whose status is in a class the query names ("which requests got a 5xx") answer
+/// as a unit holding an exact string it names does, rarer ones weighing more; a refused
+/// request is no answer to a question about failed ones.
+fn add_asked_statuses(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+    let asked: Vec<usize> = (0..doc.units.len())
+        .filter(|&u| access::unit_status(doc.text(u)).is_some_and(|s| query.asks_status(s)))
+        .collect();
+    if asked.is_empty() {
+        return;
+    }
+    let n = doc.units.len() as f32;
+    let weight = EXACT_WEIGHT * (1.0 + n / asked.len() as f32).ln() / (1.0 + n).ln();
+    for u in asked {
+        scores[u] += weight;
+    }
 }
 
 /// In a listing (`du`, `ls`, `find`), the entry whose own name the query names is the thing
@@ -422,6 +443,28 @@ mod tests {
             "which block was replicated?",
         );
         assert!(s[2] > s[0] && s[2] > s[1]);
+    }
+
+    #[test]
+    fn a_status_class_the_query_names_raises_the_requests_in_it() {
+        let mut text = String::new();
+        for i in 0..40 {
+            let status = match i {
+                7 => 502,
+                13 => 401,
+                21 => 404,
+                30 => 500,
+                _ => 200,
+            };
+            text.push_str(&format!(
+                "{{\"level\":\"info\",\"request\":{{\"uri\":\"/api/{i}\"}},\"status\":{status}}}\n"
+            ));
+        }
+        let s = scored(&text, "which requests got a 5xx response?");
+        for refused in [13, 21] {
+            assert!(s[7] > s[refused] && s[30] > s[refused], "{s:?}");
+        }
+        assert!(s[30] > s[0]);
     }
 
     #[test]

@@ -80,6 +80,29 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
     None
 }
 
+/// The status a unit gives a request: its access-log status, or a JSON member named for one
+/// (`"status":502`, `"status_code": "404"`, `"statusCode":500`) as structured access logs
+/// write it.
+pub(crate) fn unit_status(text: &str) -> Option<u16> {
+    json_status(text).or_else(|| response_status(text))
+}
+
+/// The value of the first JSON member named `status`, `status_code` or `statusCode`.
+fn json_status(text: &str) -> Option<u16> {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"\"status").find_map(|at| {
+        let rest = &text[at + "\"status".len()..];
+        let rest = rest
+            .strip_prefix("_code")
+            .or_else(|| rest.strip_prefix("Code"))
+            .unwrap_or(rest);
+        let value = rest.strip_prefix('"')?.trim_start().strip_prefix(':')?;
+        let value = value.trim_start().trim_start_matches('"');
+        let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+        status(&value[..digits])
+    })
+}
+
 /// Whether `line` may hold a status: a `status` field, or a method word right before a path or
 /// URL (`GET /`, `POST http`). Every log line is asked, and most hold neither: a few scans
 /// tell so before any token is read.
@@ -117,6 +140,22 @@ fn status(token: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_structured_access_log_names_its_status_member() {
+        let caddy = r#"{"level":"error","logger":"http.log.access.log0","msg":"handled request","request":{"method":"GET","uri":"/api/v1/orders/8841"},"duration":1.03,"size":0,"status":502}"#;
+        assert_eq!(unit_status(caddy), Some(502));
+        assert_eq!(
+            unit_status(r#"{"statusCode": 404, "url": "/a"}"#),
+            Some(404)
+        );
+        assert_eq!(unit_status(r#"{"status_code":"503"}"#), Some(503));
+        assert_eq!(unit_status(r#"{"status":"ok","size":500}"#), None);
+        assert_eq!(
+            unit_status(r#"127.0.0.1 - - "GET /a HTTP/1.1" 500 12"#),
+            Some(500)
+        );
+    }
 
     #[test]
     fn the_status_follows_the_request_in_every_common_format() {
