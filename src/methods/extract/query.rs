@@ -711,6 +711,11 @@ mod tests {
         let q = query("which cars have horsepower of at least 120, and the heaviest (weight)?");
         assert!(ranks_by(&q, "weight"), "{:?}", q.ranked);
         assert!(!ranks_by(&q, "horsepower"), "{:?}", q.ranked);
+        // "How high" asks for a peak as "the highest" does.
+        let q = query("what crashed, and how high did the indexer's RSS get before a restart?");
+        assert!(ranks_by(&q, "rss"), "{:?}", q.ranked);
+        assert!(q.ends.high && !q.ends.low);
+        assert!(!ranks_by(&query("how did the RSS get so high?"), "rss"));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use settings::{
 
 mod dumps;
 mod parts;
+mod quantities;
 mod records;
 mod references;
 mod reports;
@@ -118,6 +119,14 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         add_template_rarity(doc, &mut scores);
     }
     add_field_signals(doc, &query_scores, query, &mut scores);
+    if let Some(q) = query
+        && matches!(
+            doc.kind,
+            ContentKind::Log | ContentKind::JsonLines | ContentKind::Text
+        )
+    {
+        quantities::raise_ranked_quantities(doc, q, &query_scores, &mut scores);
+    }
     pull_blocks(doc, &records, &query_scores, &mut scores);
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::lower_hex_dumps(doc, &query_scores, &mut scores);

@@ -174,6 +174,15 @@ const SUPERLATIVES: &[&str] = &[
     "greatest", "worst", "top", "peak", "smallest", "lowest", "shortest", "fastest", "lightest",
     "least", "minimum", "fewest", "cheapest",
 ];
+/// Words that after "how" ask for a peak, as a superlative does: "how high did the RSS get",
+/// "how large did the queue grow".
+const HOW_HIGH: &[&str] = &["high", "large", "big"];
+
+/// Whether the word at `i` of `tokens` asks for a peak after "how".
+fn asks_how_high(tokens: &[&str], i: usize) -> bool {
+    i > 0 && bare(tokens[i - 1]) == "how" && HOW_HIGH.contains(&bare(tokens[i]).as_str())
+}
+
 /// The columns a superlative ranks by when the query names none ("which file is the largest"
 /// of a listing with a `Length` column, "the slowest" of one with `duration`).
 const IMPLIED_COLUMNS: &[(&[&str], &[&str])] = &[
@@ -207,7 +216,7 @@ pub(super) fn ranked_words(text: &str) -> Ranked {
         let word = bare(token);
         let bound =
             i > 0 && bare(tokens[i - 1]) == "at" && matches!(word.as_str(), "least" | "most");
-        if !SUPERLATIVES.contains(&word.as_str()) || bound {
+        if !(SUPERLATIVES.contains(&word.as_str()) || asks_how_high(&tokens, i)) || bound {
             continue;
         }
         let mut from = i;
@@ -271,6 +280,7 @@ pub(super) fn ends_asked(text: &str) -> Ends {
         match (previous.as_str(), word.as_str()) {
             ("at", "least") => high = true,
             ("at", "most") => low = true,
+            ("how", w) if HOW_HIGH.contains(&w) => high = true,
             _ => {
                 high |= HIGH_WORDS.contains(&word.as_str());
                 low |= LOW_WORDS.contains(&word.as_str());
