@@ -120,7 +120,17 @@ fn emit(word: &str, buf: &mut String, filter: &WordFilter, f: &mut impl FnMut(Op
 /// Strips common English suffixes so that inflected forms share one key. Crude on purpose: it
 /// only has to map a query word and a text word to the same key, not produce a real stem.
 pub(crate) fn stem(word: &mut String) {
-    if word.len() <= 4 || !word.is_ascii() || word.bytes().any(|b| b.is_ascii_digit()) {
+    if !word.is_ascii() || word.bytes().any(|b| b.is_ascii_digit()) {
+        return;
+    }
+    if word.len() <= 4 {
+        // A short plural after a consonant (`urls`, `ids`, `logs`, `jobs`) is its noun; `this`,
+        // `does`, `was` and `less` end otherwise.
+        let b = word.as_bytes();
+        let n = b.len();
+        if n >= 3 && b[n - 1] == b's' && !b"aeious".contains(&b[n - 2]) {
+            word.truncate(n - 1);
+        }
         return;
     }
     for suffix in [
@@ -185,6 +195,12 @@ mod tests {
         assert_eq!(words("transferred"), words("transfer"));
         assert_eq!(words("detection"), words("detected"));
         assert_eq!(words("flags"), words("flag"));
+        assert_eq!(words("URLs"), words("url"));
+        assert_eq!(words("ids"), words("id"));
+        assert_eq!(words("logs"), words("log"));
+        assert_eq!(words("this"), vec!["this"]);
+        assert_eq!(words("does"), vec!["does"]);
+        assert_eq!(words("keys"), words("key"));
     }
 
     #[test]

@@ -284,7 +284,7 @@ mod tests {
                     name = \"c\"\nversion = \"3\"\n";
         let s = scored(lock, "which versions are locked");
         let plain = scored(
-            &lock.replace("version", "vers"),
+            &lock.replace("version", "version_no"),
             "which versions are locked",
         );
         assert!(
