@@ -150,6 +150,8 @@ fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>)
     named
 }
 
+/// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
+const MIN_COMPOUND_SPLIT: usize = 3;
 /// Compound keys are this long at least (`poptotal`); a word they end with, this long.
 const MIN_COMPOUND_LEN: usize = 7;
 const MIN_COMPOUND_PART: usize = 4;
@@ -286,7 +288,17 @@ impl Query {
     /// Whether a key's `word` (lowercased, stemmed) names what the query asks for: is one of
     /// its words, or what adjacent ones abbreviate to (`purl` for "package URL").
     pub(crate) fn names_key_word(&self, word: &str) -> bool {
-        self.words.contains_key(word) || self.acronyms.contains(word)
+        self.words.contains_key(word) || self.acronyms.contains(word) || self.compounds(word)
+    }
+
+    /// Whether `word` runs two of the query's words, or their short forms, together with no
+    /// separator: `errormsg` of "error message", `filesize` of "file size".
+    fn compounds(&self, word: &str) -> bool {
+        word.len() >= 2 * MIN_COMPOUND_SPLIT
+            && word.is_ascii()
+            && (MIN_COMPOUND_SPLIT..=word.len() - MIN_COMPOUND_SPLIT).any(|at| {
+                self.index.contains_key(&word[..at]) && self.index.contains_key(&word[at..])
+            })
     }
 
     /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only
@@ -716,6 +728,21 @@ mod tests {
         assert!(ranks_by(&q, "rss"), "{:?}", q.ranked);
         assert!(q.ends.high && !q.ends.low);
         assert!(!ranks_by(&query("how did the RSS get so high?"), "rss"));
+    }
+
+    #[test]
+    fn a_key_running_query_words_together_is_named_by_them() {
+        let q = query("which URLs failed, and with what error message?");
+        let mut buf = String::new();
+        let names = |key: &str, buf: &mut String| {
+            let mut named = true;
+            for_each_word(key, buf, |w| named &= q.names_key_word(w));
+            named
+        };
+        assert!(names("errormsg", &mut buf));
+        assert!(names("url", &mut buf));
+        assert!(!names("errorcount", &mut buf));
+        assert!(!names("filename", &mut buf));
     }
 
     #[test]

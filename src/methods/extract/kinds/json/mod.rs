@@ -161,6 +161,7 @@ pub(crate) fn build_lines(
             Err(_) => raw_lines.push(line),
         }
     }
+    builder.tabulate = are_flat(&messages);
     builder.records(messages.iter(), &|_| String::new(), "", None);
     // Lines that are not JSON (a stray log line between messages) are kept as plain lines.
     for line in raw_lines {
@@ -177,6 +178,26 @@ pub(crate) fn build_lines(
     builder.finish(ContentKind::JsonLines)
 }
 
+/// Whether JSON Lines `messages` are flat records: on average three in four of their
+/// members scalars (a transfer's timings, an access log's fields beside its request), which
+/// read as rows of a table, not messages that nest what they say (a compiler's diagnostic).
+fn are_flat(messages: &[&str]) -> bool {
+    /// The messages looked at.
+    const SAMPLE: usize = 64;
+    let (mut scalars, mut members) = (0usize, 0usize);
+    for message in messages.iter().take(SAMPLE) {
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(message) else {
+            continue;
+        };
+        members += map.len();
+        scalars += map
+            .values()
+            .filter(|v| !v.is_object() && !v.is_array())
+            .count();
+    }
+    members > 0 && scalars * 4 >= members * 3
+}
+
 struct Builder<'q> {
     source: String,
     units: Vec<Unit>,
@@ -190,6 +211,9 @@ struct Builder<'q> {
     /// messages are events read whole (a compiler message, a request), not documents to
     /// descend into.
     project: bool,
+    /// Whether sibling records may be shown as rows of a table. JSON Lines messages that
+    /// nest their substance (a compiler message's spans and rendered text) are read whole.
+    tabulate: bool,
     /// The separators of the original text, which every rendered unit follows.
     spacing: Spacing,
 }
@@ -205,6 +229,7 @@ impl<'q> Builder<'q> {
             max_unit_bytes: max_unit_bytes.max(INLINE_BYTES),
             blocks: 0,
             project: true,
+            tabulate: true,
             spacing: Spacing::default(),
         }
     }
@@ -444,7 +469,7 @@ impl<'q> Builder<'q> {
             count += 1;
             item.with_value(&mut |v| {
                 stats.add(v);
-                if self.project {
+                if self.tabulate {
                     columns.add(v, self.query);
                 }
                 if let Some(q) = self.query {

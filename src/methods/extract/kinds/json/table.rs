@@ -27,6 +27,10 @@ const DERIVED_SAMPLE: usize = 64;
 const ROW_BYTES: usize = 200;
 /// A table is used only when a record in full is this many times its row.
 const MIN_SAVING: usize = 3;
+/// The bytes of a row, and the columns, that columns the query does not name may take when
+/// it names some.
+const UNNAMED_ROW_BYTES: usize = 80;
+const MAX_UNNAMED_COLUMNS: usize = 6;
 /// Values longer than this on average are content (a body, a description), not a column.
 const MAX_COLUMN_BYTES: usize = 90;
 /// Records shorter than this on average are lines already.
@@ -224,6 +228,7 @@ impl TableBuilder {
         });
         let mut chosen: Vec<(usize, &String)> = Vec::new();
         let mut width = 0;
+        let mut expected_width = 0;
         // One link and one field per list of objects: a second link to the record (its API
         // address beside its page) or a label's colour beside its name says little more. The
         // link kept is the record's own (not a nested object's: an avatar) and the shortest:
@@ -247,6 +252,18 @@ impl TableBuilder {
             }
         }
         let mut lists_chosen: HashSet<&str> = HashSet::default();
+        // Columns the query names or ranks by are what a row is read for: the others fill a
+        // narrower row beside them, so that more rows fit.
+        let named = |path: &str| {
+            query.is_some_and(|q| {
+                key_named_share(path, q) == KEY_NAMED || q.ranks(super::last_segment(path))
+            })
+        };
+        // A second link the row leaves out names nothing shown.
+        let names_columns = candidates
+            .iter()
+            .any(|c| named(c.3) && (!is_link(&self.columns[c.3]) || Some(c.3) == shortest_link));
+        let (mut unnamed_width, mut unnamed_columns) = (0, 0);
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
             let list = list_of(path);
@@ -258,14 +275,25 @@ impl TableBuilder {
             if width + bytes + 1 > ROW_BYTES {
                 continue;
             }
+            if names_columns && !named(path) {
+                if unnamed_width + bytes + 1 > UNNAMED_ROW_BYTES
+                    || unnamed_columns == MAX_UNNAMED_COLUMNS
+                {
+                    continue;
+                }
+                unnamed_width += bytes + 1;
+                unnamed_columns += 1;
+            }
             width += bytes + 1;
+            // A column few records hold widens few rows.
+            expected_width += stats.bytes / n.max(1) + 1;
             lists_chosen.extend(list);
             chosen.push((order, path));
         }
         let average = self.record_bytes / n.max(1);
         if chosen.len() < MIN_COLUMNS
             || average < MIN_RECORD_BYTES
-            || average < MIN_SAVING * width.max(1)
+            || average < MIN_SAVING * expected_width.max(1)
         {
             return None;
         }
@@ -328,7 +356,15 @@ fn score(
     // An empty list is one more value: `bug` beside nothing sorts records in two.
     let distinct = stats.distinct.len() + usize::from(empty > 0);
     let average = stats.bytes / present.max(1);
-    if present * 2 < n || distinct <= 1 || average > MAX_COLUMN_BYTES || average == 0 {
+    let named = query.map_or(0, |q| key_named_share(path, q));
+    // A column the query names (`errormsg` of "with what error message") is shown however
+    // few records hold it: those few are what it asks about.
+    let shown = if named == KEY_NAMED {
+        present > 0
+    } else {
+        present * 2 >= n && distinct > 1
+    };
+    if !shown || average > MAX_COLUMN_BYTES || average == 0 {
         return None;
     }
     if stats.opaque * 2 > present {
@@ -357,10 +393,7 @@ fn score(
     if path.contains('.') {
         score += NESTED;
     }
-    if let Some(q) = query {
-        score += key_named_share(path, q);
-    }
-    Some(score)
+    Some(score + named)
 }
 
 /// The score a column's key earns by naming query words: [`KEY_NAMED`] times the share of
@@ -687,6 +720,56 @@ mod tests {
             builder.add(&hit, Some(&q));
         }
         builder.finish(Some(&q)).expect("a table")
+    }
+
+    /// Per-transfer reports in the shape of an HTTP client's write-out: many timings, a URL,
+    /// and an error message only where the transfer failed.
+    fn transfers() -> Vec<Value> {
+        (0..12)
+            .map(|i| {
+                let mut t = json!({
+                    "url": format!("http://127.0.0.1:30{i:02}/items/{i}"),
+                    "http_code": if i == 5 { 0 } else { 200 },
+                    "local_port": 40000 + i * 7,
+                    "num_headers": 4 + i % 3,
+                    "size_download": 100 + i * 13,
+                    "size_header": 140 + i,
+                    "speed_download": 2515 + i * 101,
+                    "time_connect": 0.000725 + i as f64 * 1e-5,
+                    "time_namelookup": 0.00003 + i as f64 * 1e-6,
+                    "time_pretransfer": 0.000775 + i as f64 * 1e-5,
+                    "time_starttransfer": 0.003087 + i as f64 * 1e-4,
+                    "time_total": 0.00318 + i as f64 * 1e-4,
+                    "content_type": if i % 2 == 0 { "application/json" } else { "text/html" },
+                });
+                if i == 5 || i == 9 {
+                    t["errormsg"] = json!(format!("Failed to connect to 127.0.0.1 port 30{i:02}"));
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_column_the_query_names_is_shown_however_sparse_and_rows_narrow_around_it() {
+        let q = Query::from_hints(&Hints::new().with_query(
+            "which URLs failed, with what error message, and which took the longest in total?",
+        ))
+        .unwrap();
+        let mut builder = TableBuilder::default();
+        for t in transfers() {
+            builder.add(&t, Some(&q));
+        }
+        let header = builder.finish(Some(&q)).expect("a table").header();
+        assert!(
+            header.contains("| errormsg") || header.contains(": errormsg"),
+            "{header}"
+        );
+        assert!(header.contains("url"), "{header}");
+        assert!(header.contains("time_total"), "{header}");
+        // The timings nobody asked for give way to the named columns.
+        let columns = header.matches(" | ").count() + 1;
+        assert!(columns <= 9, "{columns} columns: {header}");
     }
 
     #[test]

@@ -941,3 +941,39 @@ fn many_files_of_a_linter_report_read_as_one_table_of_findings() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn flat_json_lines_are_rows_and_nested_messages_stay_whole() {
+    let flat: String = (0..12)
+        .map(|i| {
+            format!(
+                "{{\"url\":\"http://127.0.0.1:3011/items/{i}\",\"http_code\":200,\"local_port\":{},\"num_headers\":4,\"size_download\":{},\"size_header\":149,\"speed_download\":{},\"time_connect\":0.000725,\"time_namelookup\":0.00003,\"time_pretransfer\":0.000775,\"time_starttransfer\":0.003087,\"time_total\":0.0031{i},\"content_type\":\"application/json;charset=UTF-8\",\"scheme\":\"HTTP\",\"method\":\"GET\"}}\n",
+                40000 + i,
+                8 + i,
+                2515 + i
+            )
+        })
+        .collect();
+    let doc = build_lines(&flat, None, 1000);
+    assert!(
+        doc.text(0).contains("one line per record"),
+        "{}",
+        doc.text(0)
+    );
+    assert!(doc.text(1).contains(" | "), "{}", doc.text(1));
+    // A compiler's messages nest what they say: each is read whole.
+    let nested: String = (0..12)
+        .map(|i| {
+            format!(
+                "{{\"reason\":\"compiler-message\",\"package_id\":\"demo 0.1.0\",\"target\":{{\"name\":\"demo\",\"kind\":[\"lib\"]}},\"message\":{{\"level\":\"warning\",\"message\":\"unused variable: `x{i}`\",\"spans\":[{{\"file_name\":\"src/lib.rs\",\"line_start\":{i}}}],\"rendered\":\"warning: unused variable: `x{i}` at src/lib.rs:{i}\"}}}}\n"
+            )
+        })
+        .collect();
+    let doc = build_lines(&nested, None, 1000);
+    assert!(
+        !doc.text(0).contains("one line per record"),
+        "{}",
+        doc.text(0)
+    );
+    assert!(doc.text(1).contains("rendered"), "{}", doc.text(1));
+}
