@@ -453,8 +453,6 @@ pub(crate) fn is_tap_result(line: &str, prefix: &str) -> bool {
         .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// `TypeError`, `AssertionError`, `NullPointerException`: a capitalised name ending in one of
-/// the words exceptions are named with.
 /// Whether `rest` starts with Node's error code and a colon: ` [ERR_ASSERTION]:`.
 fn has_error_code(rest: &[u8]) -> bool {
     let Some(code) = rest.strip_prefix(b" [") else {
@@ -467,7 +465,9 @@ fn has_error_code(rest: &[u8]) -> bool {
     len > 0 && code[len..].starts_with(b"]:")
 }
 
-fn is_exception_name(word: &str) -> bool {
+/// `TypeError`, `AssertionError`, `NullPointerException`: a capitalised name ending in one of
+/// the words exceptions are named with.
+pub(crate) fn is_exception_name(word: &str) -> bool {
     word.starts_with(|c: char| c.is_ascii_uppercase())
         && ["Error", "Exception"]
             .iter()

@@ -13,6 +13,19 @@ const MAX_ENTRY_LINES: usize = 12;
 
 /// Whether `line` starts a log entry: a time of day or date near its start, or a level word
 /// among its first words.
+/// Whether `line` is the exception a trace ends with, at the margin: `KeyError: 'item_id'`,
+/// `sqlite3.OperationalError: database is locked`.
+fn is_raised_exception(line: &str) -> bool {
+    if line.starts_with(char::is_whitespace) {
+        return false;
+    }
+    let name = line
+        .split_once(':')
+        .map_or(line, |(name, _)| name)
+        .trim_end();
+    !name.contains(' ') && doc::is_exception_name(name.rsplit('.').next().unwrap_or(name))
+}
+
 pub(crate) fn starts_entry(line: &str) -> bool {
     has_timestamp(line) || explicit_level(line).is_some()
 }
@@ -109,6 +122,8 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
     let mut templates = HashSet::new();
     let mut entry_lines = 0;
     let mut entry_head: Option<usize> = None;
+    // Whether the entry so far holds a Python trace, whose exception line ends it.
+    let mut in_python_trace = false;
     // The entries whose line states a warning.
     let mut stated_warnings: Vec<usize> = Vec::new();
     // The entries that give a request's response status, with it.
@@ -120,8 +135,19 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         }
         // A rule of dashes ends an entry: what follows it (a listing's totals) is no part of
         // the line above.
+        // The exception a Python trace ends with (`KeyError: 'item_id'`), past the frames that
+        // fill its entry's first unit, is a unit of its own under the entry: what an answer
+        // quotes, not the framework's frames above it.
+        if line.starts_with("Traceback (most recent call last)") {
+            in_python_trace = true;
+        }
+        // Only past the entry's first unit: a trace that fits keeps its exception there.
+        let raised = in_python_trace
+            && entry_head.is_some_and(|head| head + 1 < units.len())
+            && is_raised_exception(line);
         let continues = !is_rule_of_dashes(line)
             && !starts_entry(line)
+            && !raised
             && entry_head.is_some()
             && entry_lines < MAX_ENTRY_LINES;
         if continues && let Some(last) = units.last_mut() {
@@ -133,6 +159,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let starts = starts_entry(line);
         let (level, explicit) = match explicit_level(line) {
             Some(level) => (level, true),
+            None if raised => (Level::Error, false),
             None => (doc::level_from_words(line), false),
         };
         let mut template = doc::template_of(line);
@@ -178,6 +205,10 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         });
         if starts || entry_head.is_none() {
             entry_head = Some(units.len() - 1);
+            in_python_trace = false;
+        }
+        if raised {
+            in_python_trace = false;
         }
         entry_lines = 1;
     }
@@ -298,6 +329,29 @@ mod tests {
         assert_eq!(doc.units.len(), 2);
         assert!(doc.text(0).ends_with("F.java:2)"));
         assert_eq!(doc.units[0].level, Level::Error);
+    }
+
+    #[test]
+    fn the_exception_a_python_trace_ends_with_is_a_unit_under_its_entry() {
+        let mut text = String::from(
+            "2026-11-28 07:04:48,407 ERROR [app] Exception on /orders [POST]\nTraceback (most recent call last):\n",
+        );
+        for i in 0..8 {
+            text.push_str(&format!("  File \"/venv/flask/app.py\", line {i}, in dispatch\n    rv = self.dispatch_request()\n"));
+        }
+        text.push_str("sqlite3.OperationalError: database is locked\n");
+        text.push_str("2026-11-28 07:04:48,409 INFO [werkzeug] \"POST /orders HTTP/1.1\" 500 -\n");
+        let doc = build(&text);
+        let texts: Vec<&str> = (0..doc.units.len()).map(|u| doc.text(u)).collect();
+        let raised = texts
+            .iter()
+            .position(|t| t.starts_with("sqlite3.OperationalError"))
+            .expect("the exception starts a unit");
+        assert_eq!(doc.units[raised].level, Level::Error, "{texts:?}");
+        assert_eq!(doc.units[raised].parent.get(), Some(0), "{texts:?}");
+        assert!(is_raised_exception("KeyError: 'item_id'"));
+        assert!(!is_raised_exception("    raise KeyError(key)"));
+        assert!(!is_raised_exception("The TypeError: was expected"));
     }
 
     #[test]
