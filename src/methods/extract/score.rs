@@ -249,14 +249,13 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             first = last + 1;
         }
         let mut boosts = vec![0.0f32; n];
-        let full = (1.0 + n as f32).ln();
         let words = query.words.len() as u32;
         for (term, hits) in hits.into_iter().enumerate() {
             if hits.is_empty() {
                 continue;
             }
             matches.extend(hits.iter().map(|&u| (u, words + term as u32)));
-            let weight = EXACT_WEIGHT * (1.0 + n as f32 / hits.len() as f32).ln() / full;
+            let weight = exact_weight(n, hits.len());
             for u in hits {
                 boosts[u as usize] += weight;
             }
@@ -271,6 +270,13 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
     (scores, matches)
 }
 
+/// What a term the query names exactly adds to each of the `hits` units of `n` holding it:
+/// more the fewer they are.
+fn exact_weight(n: usize, hits: usize) -> f32 {
+    let n = n as f32;
+    EXACT_WEIGHT * (1.0 + n / hits as f32).ln() / (1.0 + n).ln()
+}
+
 /// Requests whose status is in a class the query names ("which requests got a 5xx") answer
 /// as a unit holding an exact string it names does, rarer ones weighing more; a refused
 /// request is no answer to a question about failed ones.
@@ -281,8 +287,7 @@ fn add_asked_statuses(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
     if asked.is_empty() {
         return;
     }
-    let n = doc.units.len() as f32;
-    let weight = EXACT_WEIGHT * (1.0 + n / asked.len() as f32).ln() / (1.0 + n).ln();
+    let weight = exact_weight(doc.units.len(), asked.len());
     for u in asked {
         scores[u] += weight;
     }

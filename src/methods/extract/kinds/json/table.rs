@@ -209,9 +209,17 @@ impl TableBuilder {
             return None;
         }
         let mut candidates: Vec<(i32, usize, usize, &String)> = Vec::new();
+        // Columns the query names or ranks by are what a row is read for: the others fill a
+        // narrower row beside them, so that more rows fit.
+        let mut named: HashSet<&str> = HashSet::default();
         for (path, stats) in &self.columns {
             if let Some(score) = score(path, stats, self.empty_lists(path), n, query) {
                 candidates.push((score, stats.bytes / stats.present.max(1), stats.order, path));
+                if query.is_some_and(|q| {
+                    key_named_share(path, q) == KEY_NAMED || q.ranks(super::last_segment(path))
+                }) {
+                    named.insert(path);
+                }
             }
         }
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
@@ -252,17 +260,11 @@ impl TableBuilder {
             }
         }
         let mut lists_chosen: HashSet<&str> = HashSet::default();
-        // Columns the query names or ranks by are what a row is read for: the others fill a
-        // narrower row beside them, so that more rows fit.
-        let named = |path: &str| {
-            query.is_some_and(|q| {
-                key_named_share(path, q) == KEY_NAMED || q.ranks(super::last_segment(path))
-            })
-        };
         // A second link the row leaves out names nothing shown.
-        let names_columns = candidates
-            .iter()
-            .any(|c| named(c.3) && (!is_link(&self.columns[c.3]) || Some(c.3) == shortest_link));
+        let names_columns = candidates.iter().any(|c| {
+            named.contains(c.3.as_str())
+                && (!is_link(&self.columns[c.3]) || Some(c.3) == shortest_link)
+        });
         let (mut unnamed_width, mut unnamed_columns) = (0, 0);
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
@@ -275,7 +277,7 @@ impl TableBuilder {
             if width + bytes + 1 > ROW_BYTES {
                 continue;
             }
-            if names_columns && !named(path) {
+            if names_columns && !named.contains(path.as_str()) {
                 if unnamed_width + bytes + 1 > UNNAMED_ROW_BYTES
                     || unnamed_columns == MAX_UNNAMED_COLUMNS
                 {
