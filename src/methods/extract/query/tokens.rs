@@ -1,0 +1,148 @@
+//! How the query's tokens are read: quoted strings, identifiers, decimal numbers, calls
+//! (`run()`), classes of HTTP status (`5xx`), the keys adjacent words abbreviate to, and the
+//! values of a tool's arguments.
+
+use super::super::terms::{is_stopword, stem};
+use super::{MAX_ARGUMENT_LEN, MIN_EXACT_LEN, WordHash};
+
+/// Shorter keys are common words by accident ("file id" is no `fid` a reader would know).
+const MIN_ACRONYM_LEN: usize = 3;
+
+/// The keys runs of two or three adjacent query words abbreviate to: the first letters of
+/// all but the last and the last whole (`purl`, `pid`, `fname`), or of all three (`cwd`).
+/// A run is of letters-only words, none a stopword, with no punctuation between them.
+pub(super) fn acronyms(text: &str) -> std::collections::HashSet<String, WordHash> {
+    let mut found = std::collections::HashSet::default();
+    let mut run: Vec<String> = Vec::new();
+    let mut add = |mut key: String| {
+        if key.len() >= MIN_ACRONYM_LEN {
+            stem(&mut key);
+            found.insert(key);
+        }
+    };
+    for token in text.split_whitespace() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic());
+        let lower = word.to_ascii_lowercase();
+        if !plain || is_stopword(&lower) {
+            run.clear();
+            continue;
+        }
+        if !token.starts_with(|c: char| c.is_alphanumeric()) {
+            run.clear();
+        }
+        run.push(lower);
+        for len in 2..=run.len().min(3) {
+            let words = &run[run.len() - len..];
+            let initials: String = words[..len - 1].iter().map(|w| &w[..1]).collect();
+            add(format!("{initials}{}", words[len - 1]));
+            if len == 3 {
+                add(format!("{initials}{}", &words[2][..1]));
+            }
+        }
+        if !token.ends_with(|c: char| c.is_alphanumeric()) {
+            run.clear();
+        }
+    }
+    found
+}
+
+/// Text between matching quotes or backticks, where the opening one starts a word.
+pub(super) fn quoted_strings(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let q = bytes[i];
+        let opens =
+            matches!(q, b'\'' | b'"' | b'`') && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
+        if opens && let Some(len) = text[i + 1..].find(q as char) {
+            let inner = &text[i + 1..i + 1 + len];
+            let after = bytes.get(i + 2 + len).copied();
+            if !inner.is_empty() && after.is_none_or(|b| !b.is_ascii_alphanumeric()) {
+                found.push(inner);
+                i += len + 2;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+/// `0.25`, `1.5s`, `12.5%`: a fraction or a quantity with its unit. Not a version (`1.2.3`,
+/// and `3.10` reads as one too), whose words may still match.
+pub(super) fn is_decimal_number(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '%');
+    let number = token.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%');
+    let Some((whole, fraction)) = number.split_once('.') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let has_unit = number.len() < token.len();
+    digits(whole) && digits(fraction) && (whole == "0" || has_unit)
+}
+
+/// The leading digit of a class of HTTP status written `5xx` or `4XX`.
+pub(super) fn status_class(token: &str) -> Option<u8> {
+    match token.as_bytes() {
+        [d @ b'1'..=b'5', x, y]
+            if x.eq_ignore_ascii_case(&b'x') && y.eq_ignore_ascii_case(&b'x') =>
+        {
+            Some(d - b'0')
+        }
+        _ => None,
+    }
+}
+
+/// The name a query token writes as a call with no arguments (`run()`, `abort(),`), lowercased.
+pub(super) fn called_name(token: &str) -> Option<String> {
+    let token = token.trim_end_matches(|c: char| ",.;:?!'\"`".contains(c));
+    let name = token
+        .trim_start_matches(|c: char| "'\"`(".contains(c))
+        .strip_suffix("()")?;
+    let name = name.rsplit(['.', ':']).next().unwrap_or(name);
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then(|| name.to_ascii_lowercase())
+}
+
+/// A token that names one thing: has a digit, inner punctuation (`a.b`, `a::b`, `a/b`,
+/// `a_b`, `a-b`, `a@1`) or inner capitals (`camelCase`).
+pub(super) fn is_identifier_like(token: &str) -> bool {
+    if token.len() < MIN_EXACT_LEN {
+        return false;
+    }
+    let bytes = token.as_bytes();
+    let has_digit = bytes.iter().any(u8::is_ascii_digit);
+    let inner_punct = bytes.windows(3).any(|w| {
+        w[0].is_ascii_alphanumeric()
+            && b"._:/@-~$".contains(&w[1])
+            && (w[2].is_ascii_alphanumeric() || w[2] == b':')
+    });
+    let inner_capital = bytes
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let underscore = token.contains('_');
+    has_digit || inner_punct || inner_capital || underscore
+}
+
+pub(super) fn collect_argument_values(
+    value: &serde_json::Value,
+    out: &mut Vec<String>,
+    depth: usize,
+) {
+    if depth > 8 {
+        return;
+    }
+    match value {
+        serde_json::Value::String(s) if s.len() <= MAX_ARGUMENT_LEN => out.push(s.clone()),
+        serde_json::Value::Number(n) => out.push(n.to_string()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .for_each(|v| collect_argument_values(v, out, depth + 1)),
+        serde_json::Value::Object(map) => map
+            .values()
+            .for_each(|v| collect_argument_values(v, out, depth + 1)),
+        _ => {}
+    }
+}
