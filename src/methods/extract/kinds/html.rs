@@ -112,6 +112,17 @@ pub(crate) fn to_text(html: &str) -> String {
             "dl" => lists += 1,
             _ => {}
         }
+        // An empty anchor at the start of a line followed by a name in bold
+        // (`<a name="sigma"></a><b>sigma</b>`, an options reference written by hand) opens
+        // an entry as a definition term does: a heading one level under the section.
+        if name == "a"
+            && !closing
+            && (out.is_empty() || out.ends_with('\n'))
+            && is_anchored_name(tag, &html[i..])
+        {
+            out.push_str(&"#".repeat((heading_level + 1).min(6)));
+            out.push(' ');
+        }
         // A list item's first block (`<li><p>HMAC-SHA512</p></li>`, as Sphinx writes every
         // item) is the item's text, on the item's line.
         let item_text = !closing && name != "li" && (out == "- " || out.ends_with("\n- "));
@@ -134,6 +145,30 @@ pub(crate) fn to_text(html: &str) -> String {
     }
     newline(&mut out);
     out
+}
+
+/// Whether the `<a …>` tag `tag` is an empty anchor (a `name` or `id`, no `href`) and the
+/// content after it, `rest`, opens with a bold or code name.
+fn is_anchored_name(tag: &str, rest: &str) -> bool {
+    let lower = tag.to_ascii_lowercase();
+    let is_anchor = (lower.contains("name=") || lower.contains(" id=")) && !lower.contains("href=");
+    let Some(after) = rest.trim_start().strip_prefix("</") else {
+        return false;
+    };
+    let Some(after) = after
+        .get(..2)
+        .filter(|a| a.eq_ignore_ascii_case("a>"))
+        .map(|_| &after[2..])
+    else {
+        return false;
+    };
+    let after = after.trim_start();
+    is_anchor
+        && ["<b>", "<strong>", "<code>", "<tt>"].iter().any(|open| {
+            after
+                .get(..open.len())
+                .is_some_and(|a| a.eq_ignore_ascii_case(open))
+        })
 }
 
 /// Whether the element content starting `rest` is a link first of all (`<span><a href=…>`,
@@ -310,6 +345,21 @@ mod tests {
             "## Shell Variables\n### HISTSIZE\nThe number of commands to remember. The shell \
              sets the default value to 500.\n#### Note\nNested.\n### HOME\nThe home \
              directory.\n## Next\nAfter.\n"
+        );
+    }
+
+    #[test]
+    fn an_anchored_bold_name_heads_its_entry_under_the_section() {
+        // An options reference written by hand: each entry a block opened by an empty
+        // anchor and the option's name in bold, its text and type in the blocks after.
+        let html = "<h3>Data</h3><div class='option'><p><a name=\"rollPeriod\"></a>\
+            <b>rollPeriod</b> <a class=\"link\" href=\"#rollPeriod\">#</a></p>\
+            <p>Number of days to average.</p><p><i>Default: 1</i></p></div>\
+            <p><a id=\"x\"></a>Plain text after an anchor is no name.</p>";
+        assert_eq!(
+            to_text(html),
+            "### Data\n#### rollPeriod #\nNumber of days to average.\nDefault: 1\n\
+             Plain text after an anchor is no name.\n"
         );
     }
 
