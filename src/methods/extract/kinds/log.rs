@@ -10,6 +10,11 @@ use crate::methods::extract::doc::{self, Doc, Level, Unit};
 /// At most this many lines of one entry form one unit; a longer trace is cut into more units
 /// whose context is the entry's first line.
 const MAX_ENTRY_LINES: usize = 12;
+/// An entry's first unit holds at most this many lines of a trace: the entry's line and the
+/// top of its trace. The frames under them are units of their own, kept when the query asks
+/// for them, so that a log's many exceptions each show their class and message. A Python
+/// trace, whose exception comes last, is cut by its exception line instead.
+const FIRST_UNIT_LINES: usize = 6;
 
 /// Whether `line` starts a log entry: a time of day or date near its start, or a level word
 /// among its first words.
@@ -24,6 +29,13 @@ fn is_raised_exception(line: &str) -> bool {
         .map_or(line, |(name, _)| name)
         .trim_end();
     !name.contains(' ') && doc::is_exception_name(name.rsplit('.').next().unwrap_or(name))
+}
+
+/// Whether `line` is a frame of a stack trace: indented (`\tat com.x.Y.run(Y.java:9)`,
+/// `\t/app/app.rb:20:in 'block'`), and no exception (`\tjava.lang.ArithmeticException: / by
+/// zero`, the root cause a Java trace names under its entry).
+fn is_frame_line(line: &str) -> bool {
+    line.starts_with(char::is_whitespace) && !is_raised_exception(line.trim_start())
 }
 
 pub(crate) fn starts_entry(line: &str) -> bool {
@@ -149,7 +161,15 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             && !starts_entry(line)
             && !raised
             && entry_head.is_some()
-            && entry_lines < MAX_ENTRY_LINES;
+            && entry_lines
+                < if is_frame_line(line)
+                    && !in_python_trace
+                    && entry_head.is_some_and(|head| head + 1 == units.len())
+                {
+                    FIRST_UNIT_LINES
+                } else {
+                    MAX_ENTRY_LINES
+                };
         if continues && let Some(last) = units.last_mut() {
             last.span.set_end(span.end);
             last.weight += 1;
@@ -329,6 +349,37 @@ mod tests {
         assert_eq!(doc.units.len(), 2);
         assert!(doc.text(0).ends_with("F.java:2)"));
         assert_eq!(doc.units[0].level, Level::Error);
+    }
+
+    #[test]
+    fn a_long_trace_keeps_its_top_with_the_entry_and_its_frames_under_it() {
+        // Sinatra's dumped error: the class and message, then a dozen frames of the framework.
+        let mut text = String::from(
+            "2026-11-28 07:06:42 - KeyError - key not found: \"chai\":\n\t/app/app.rb:21:in `fetch'\n",
+        );
+        for i in 0..10 {
+            text.push_str(&format!("\t/gems/sinatra/base.rb:{i}:in `route_eval'\n"));
+        }
+        text.push_str(
+            "2026-11-28 07:06:43 - NoMethodError - undefined method `sum' for nil:NilClass:\n",
+        );
+        let doc = build(&text);
+        assert_eq!(
+            doc.text(0).lines().count(),
+            FIRST_UNIT_LINES,
+            "{}",
+            doc.text(0)
+        );
+        assert_eq!(doc.units[1].parent.get(), Some(0));
+        assert!(
+            doc.text(doc.units.len() - 1)
+                .starts_with("2026-11-28 07:06:43")
+        );
+        // A Java root cause under the entry is no frame: it stays in the entry's first unit.
+        assert!(!is_frame_line("\tjava.lang.ArithmeticException: / by zero"));
+        assert!(is_frame_line(
+            "\t\tat org.apache.jsp.price_jsp._jspService(price_jsp.java:121)"
+        ));
     }
 
     #[test]
