@@ -353,8 +353,10 @@ fn category(cell: &str) -> FieldValue {
     FieldValue::Category(xxhash_rust::xxh3::xxh3_64(v.as_bytes()))
 }
 
-/// A column as numbers when nearly all its cells are numbers (the others left out), otherwise
-/// as categories: the cells read as numbers are read again by `cell_of(unit)` as text.
+/// A column as numbers when nearly all its cells that hold a value are numbers (the others
+/// left out), otherwise as categories: the cells read as numbers are read again by
+/// `cell_of(unit)` as text. Empty cells (a series that starts late, a value not measured)
+/// make no column text.
 fn column_field<'t>(cells: Field, cell_of: impl Fn(usize) -> &'t str) -> Field {
     let numeric = cells
         .iter()
@@ -363,7 +365,9 @@ fn column_field<'t>(cells: Field, cell_of: impl Fn(usize) -> &'t str) -> Field {
     if numeric == 0 {
         return cells;
     }
-    let as_numbers = numeric * 10 >= cells.len() * 9;
+    let empty = category("");
+    let filled = cells.iter().filter(|&(_, v)| v != empty).count();
+    let as_numbers = numeric * 10 >= filled * 9;
     let mut field = Field::with_capacity(if as_numbers { numeric } else { cells.len() })
         .with_name(cells.name());
     for (unit, value) in cells.iter() {
@@ -395,6 +399,22 @@ mod tests {
         assert!(
             matches!(doc.fields[1].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 7.5)
         );
+    }
+
+    #[test]
+    fn a_series_that_starts_late_is_still_a_column_of_numbers() {
+        // Monthly prices: GOOGL has no value before it listed, most rows of the file.
+        let mut text = String::from("Date,IBM,GOOGL\n");
+        for year in 1990..2004 {
+            text.push_str(&format!("{year}-01-01,10.5,\n"));
+        }
+        for (year, price) in [(2004, 50.2), (2010, 300.4), (2021, 2960.9)] {
+            text.push_str(&format!("{year}-01-01,12.5,{price}\n"));
+        }
+        let doc = build(&text);
+        let googl = doc.fields.iter().find(|f| f.name() == "GOOGL").unwrap();
+        assert_eq!(googl.len(), 3);
+        assert!(googl.iter().all(|(_, v)| matches!(v, FieldValue::Number(_))));
     }
 
     #[test]
