@@ -131,6 +131,7 @@ pub(crate) fn add_field_signals(
     }
     if let Some(q) = query {
         add_lacking(doc, q, ranking.extreme, &mut extreme);
+        add_past_bounds(doc, q, ranking.extreme, &mut extreme);
     }
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
@@ -152,6 +153,27 @@ fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
             .collect();
         if lacking.len() * 2 < field.len() {
             for u in lacking {
+                extreme[u] = extreme[u].max(weight);
+            }
+        }
+    }
+}
+
+/// "Which rows have a PhD share above 100": the records whose value of a column the query
+/// bounds is past the bound score `weight`, as much as the best match, when they are a
+/// minority (a bound most records pass sets none apart).
+fn add_past_bounds(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
+    for field in &doc.fields {
+        let Some(bound) = query.bound_on(field.name()) else {
+            continue;
+        };
+        let past: Vec<usize> = field
+            .iter()
+            .filter(|&(_, v)| matches!(v, FieldValue::Number(x) if bound.is_passed_by(x)))
+            .map(|(u, _)| u)
+            .collect();
+        if past.len() * 2 < field.len() {
+            for u in past {
                 extreme[u] = extreme[u].max(weight);
             }
         }
@@ -459,6 +481,30 @@ mod tests {
         let mut order: Vec<usize> = (1..doc.units.len()).collect();
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
         order.iter().map(|&u| doc.text(u).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_rows_past_a_bound_the_query_sets_on_a_column_stand_out() {
+        let mut table = String::from("Private,Apps,Outstate,PhD,Grad.Rate\n");
+        for i in 0..60 {
+            let outstate = 5000 + i * 211;
+            table.push_str(&format!(
+                "Yes,{},{outstate},{},{}\n",
+                1000 + i * 37,
+                40 + i % 61,
+                50 + i % 51
+            ));
+        }
+        table.push_str("No,529,4860,103,43\nYes,3847,9384,22,118\n");
+        let rows = ranked_rows(
+            &table,
+            "which rows have impossible percentages (graduation rate or PhD share above 100), \
+             and which have the highest Outstate?",
+        );
+        // As high as the highest Outstate: the three answers come first.
+        let top: Vec<&str> = rows.iter().take(3).map(String::as_str).collect();
+        assert!(top.contains(&"No,529,4860,103,43"), "{rows:?}");
+        assert!(top.contains(&"Yes,3847,9384,22,118"), "{rows:?}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Hints;
 use super::terms::{for_each_word, is_stopword};
-use phrases::{absent_words, ends_asked, ranked_words, without_exclusions};
+use phrases::{absent_words, bounds, ends_asked, ranked_words, without_exclusions};
 use tokens::{
     acronyms, called_name, collect_argument_values, is_decimal_number, is_identifier_like,
     quoted_strings, status_class,
@@ -49,6 +49,29 @@ pub(crate) struct Query {
     /// The classes of HTTP status the query writes as `5xx` or `4XX`, one bit per leading
     /// digit: a request whose status is in one answers, though no digit of it is written.
     status_classes: u8,
+    /// The bounds the query sets on a column ("a PhD share above 100", "slower than 2s").
+    bounds: Vec<Bound>,
+}
+
+/// A bound the query sets on what the words before it name: "a graduation rate above 100".
+#[derive(Debug)]
+pub(crate) struct Bound {
+    /// The words before the bound, normalized as the query's.
+    pub(crate) words: std::collections::HashSet<String, WordHash>,
+    pub(crate) value: f64,
+    /// Whether the values asked for are over the bound, not under it.
+    pub(crate) above: bool,
+}
+
+impl Bound {
+    /// Whether `value` is past the bound, on the side asked for.
+    pub(crate) fn is_passed_by(&self, value: f64) -> bool {
+        if self.above {
+            value > self.value
+        } else {
+            value < self.value
+        }
+    }
 }
 
 /// The words next to the query's superlatives, normalized as the query's.
@@ -150,9 +173,26 @@ fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>)
     }
     let mut named = false;
     for_each_word(name, &mut String::new(), |w| {
-        named |= words.contains(w) || compound_ends_with_one_of(w, words)
+        named |=
+            words.contains(w) || compound_ends_with_one_of(w, words) || abbreviates_one_of(w, words)
     });
     named
+}
+
+/// A column's word this long at least may be the first letters of a query word …
+const MIN_ABBREVIATION: usize = 5;
+/// … of at most this many times its length: a header's short form (`Expend` of
+/// "expenditure", `Enroll` of "enrollment").
+const MAX_ABBREVIATED_RATIO: usize = 2;
+
+/// Whether `word` (a column's word) is the first letters of one of `words`.
+fn abbreviates_one_of(word: &str, words: &std::collections::HashSet<String, WordHash>) -> bool {
+    word.len() >= MIN_ABBREVIATION
+        && words.iter().any(|w| {
+            w.len() > word.len()
+                && w.len() <= word.len() * MAX_ABBREVIATED_RATIO
+                && w.starts_with(word)
+        })
 }
 
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
@@ -196,6 +236,7 @@ impl Query {
             query.ends = ends_asked(&text);
             query.ranked = ranked_words(&text);
             query.absent = absent_words(&text);
+            query.bounds = bounds(&text);
             query.acronyms = acronyms(&text);
         }
         if let Some(arguments) = hints.arguments {
@@ -247,6 +288,12 @@ impl Query {
     /// `licenses[].license.id` of "which component declares no license".
     pub(crate) fn asks_lacking(&self, name: &str) -> bool {
         names_one_of(own_key(name), &self.absent)
+    }
+
+    /// The bound the query sets on the column `name`, if a word of it is among the words just
+    /// before one ("which rows have a PhD share above 100" bounds `PhD`).
+    pub(crate) fn bound_on(&self, name: &str) -> Option<&Bound> {
+        self.bounds.iter().find(|b| names_one_of(name, &b.words))
     }
 
     /// Whether the query names the column `name` by its own key: the last one, or a list's
@@ -618,6 +665,30 @@ mod tests {
         assert!(q.asks_lacking("licenses[].license.id"));
         assert!(!q.asks_lacking("description"));
         assert!(!query("which license is the most common?").asks_lacking("license"));
+    }
+
+    #[test]
+    fn a_threshold_on_a_number_bounds_the_words_before_it() {
+        let q = query(
+            "which rows have impossible percentages (graduation rate or PhD share above 100)?",
+        );
+        let bound = q.bound_on("Grad.Rate").expect("the rate is bounded");
+        assert!(bound.above && bound.value == 100.0);
+        assert!(bound.is_passed_by(118.0) && !bound.is_passed_by(100.0));
+        assert!(q.bound_on("PhD").is_some());
+        assert!(q.bound_on("Expend").is_none());
+        let under = query("which requests took less than 5ms?");
+        assert!(under.bound_on("took").is_some_and(|b| !b.above));
+        // A threshold word with no number after it bounds nothing.
+        assert!(query("which jobs ran over budget?").bounds.is_empty());
+    }
+
+    #[test]
+    fn a_column_s_short_form_is_named_next_to_a_superlative() {
+        let q = query("which rows have the highest instructional expenditure per student?");
+        assert!(q.ranks("Expend"));
+        assert!(!q.ranks("Exp"), "too short to tell");
+        assert!(!q.ranks("Outstate"));
     }
 
     #[test]

@@ -414,7 +414,11 @@ mod tests {
         let doc = build(&text);
         let googl = doc.fields.iter().find(|f| f.name() == "GOOGL").unwrap();
         assert_eq!(googl.len(), 3);
-        assert!(googl.iter().all(|(_, v)| matches!(v, FieldValue::Number(_))));
+        assert!(
+            googl
+                .iter()
+                .all(|(_, v)| matches!(v, FieldValue::Number(_)))
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 
+use super::super::doc::parse_quantity;
 use super::super::terms::for_each_word;
-use super::{Ends, Ranked, WordHash};
+use super::{Bound, Ends, Ranked, WordHash};
 
 /// Words that ask for the largest values of a column.
 const HIGH_WORDS: &[&str] = &[
@@ -263,6 +264,56 @@ pub(super) fn ranked_words(text: &str) -> Ranked {
         }
     }
     ranked
+}
+
+/// How many words before a bound name what it bounds: "(graduation rate or PhD share above
+/// 100)".
+const BOUND_WORDS_BEFORE: usize = 5;
+
+/// The bounds `text` sets on a number: a threshold word ("above", "over", "under", "more
+/// than", "less than") followed by a number, with the words before it in its clause, which
+/// name what it bounds.
+pub(super) fn bounds(text: &str) -> Vec<Bound> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut bounds = Vec::new();
+    let mut buf = String::new();
+    for i in 0..tokens.len() {
+        let than = tokens.get(i + 1).is_some_and(|t| bare(t) == "than");
+        let (above, number_at) = match bare(tokens[i]).as_str() {
+            "above" | "over" | "exceeds" | "exceeding" | "exceed" => (true, i + 1),
+            "more" | "greater" | "higher" | "larger" | "longer" | "slower" if than => (true, i + 2),
+            "below" | "under" => (false, i + 1),
+            "less" | "fewer" | "lower" | "smaller" | "shorter" | "faster" if than => (false, i + 2),
+            _ => continue,
+        };
+        let Some(value) = tokens
+            .get(number_at)
+            .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+            .and_then(parse_quantity)
+        else {
+            continue;
+        };
+        let mut from = i;
+        while from > 0 && i - from < BOUND_WORDS_BEFORE && !tokens[from - 1].ends_with(CLAUSE_ENDS)
+        {
+            from -= 1;
+        }
+        let mut words = std::collections::HashSet::default();
+        for token in &tokens[from..i] {
+            for_each_word(token, &mut buf, |w| {
+                words.insert(w.to_owned());
+            });
+        }
+        if !words.is_empty() {
+            bounds.push(Bound {
+                words,
+                value,
+                above,
+            });
+        }
+    }
+    bounds
 }
 
 /// Which ends of a column `text` asks about: only the high end when it has a word for the
