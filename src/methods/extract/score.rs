@@ -19,6 +19,7 @@ use settings::{
 };
 
 mod dumps;
+mod odd_values;
 mod parts;
 mod quantities;
 mod records;
@@ -117,6 +118,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         || (doc.kind == ContentKind::Text && doc.units.len() >= LOG_LIKE_UNITS)
     {
         add_template_rarity(doc, &mut scores);
+        odd_values::raise_odd_values(doc, &query_scores, &mut scores);
     }
     add_field_signals(doc, &query_scores, query, &mut scores);
     if let Some(q) = query
