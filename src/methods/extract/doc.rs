@@ -369,6 +369,25 @@ pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
         .map(|n| n * scale)
 }
 
+/// The longest runs of `bytes` whose every byte is a `member` (a line's words, its digit
+/// groups), in order.
+pub(crate) fn byte_runs(
+    bytes: &[u8],
+    member: fn(&u8) -> bool,
+) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() && !member(&bytes[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && member(&bytes[i]) {
+            i += 1;
+        }
+        (start < i).then_some(start..i)
+    })
+}
+
 /// Severity from the words of a line that has no explicit level.
 pub(crate) fn level_from_words(line: &str) -> Level {
     // TAP's failed assertion (`not ok 358 should be deeply equivalent`) says so in no word.
@@ -385,16 +404,7 @@ pub(crate) fn level_from_words(line: &str) -> Level {
     }
     let mut level = Level::None;
     let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_alphabetic() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
-            i += 1;
-        }
+    for Range { start, end: i } in byte_runs(bytes, u8::is_ascii_alphabetic) {
         // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
         // `on_error`) names a thing; it says nothing about how the line went.
         if is_part_of_name(bytes, start, i) {
@@ -483,132 +493,4 @@ pub(crate) fn indent_of(line: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_tap_assertion_is_an_error() {
-        assert_eq!(level_from_words("not ok 358 should be equal"), Level::Error);
-        assert_eq!(level_from_words("    not ok 2 - rounds"), Level::Error);
-        assert_eq!(level_from_words("ok 357 should be equal"), Level::None);
-        assert_eq!(level_from_words("not ok, said the reviewer"), Level::None);
-    }
-
-    #[test]
-    fn a_unit_takes_40_bytes() {
-        assert_eq!(std::mem::size_of::<Unit>(), 40);
-    }
-
-    #[test]
-    fn templates_ignore_numbers_and_ids() {
-        assert_eq!(
-            template_of("081109 203615 148 INFO PacketResponder 1 for block blk_-123 terminating"),
-            template_of("081110 101010 9 INFO PacketResponder 2 for block blk_77 terminating"),
-        );
-        assert_ne!(template_of("session opened"), template_of("session closed"));
-        assert_eq!(
-            template_of("at 10:01:02 id=17"),
-            template_of("at 11:59:00 id=9")
-        );
-    }
-
-    #[test]
-    fn fields_of_markup_keep_their_names_in_the_template() {
-        assert_ne!(
-            template_of("<surefire.version>3.0.0-M7</surefire.version>"),
-            template_of("<jacoco.version>0.8.8</jacoco.version>")
-        );
-        assert_eq!(
-            template_of("<jacoco.version>0.8.8</jacoco.version>"),
-            template_of("<jacoco.version>0.8.9</jacoco.version>")
-        );
-    }
-
-    #[test]
-    fn line_spans_drop_carriage_returns() {
-        let text = "a\r\nbb\n\nc";
-        let lines: Vec<&str> = line_spans(text).into_iter().map(|s| &text[s]).collect();
-        assert_eq!(lines, ["a", "bb", "", "c"]);
-        assert_eq!(line_count(text), 4);
-        for text in ["", "\n", "a", "a\n", "\r\n\r\n", "a\rb\n"] {
-            assert_eq!(line_count(text), line_spans(text).len(), "{text:?}");
-        }
-        assert_eq!(line_spans("a\rb\n").first(), Some(&(0..3)));
-    }
-
-    #[test]
-    fn error_words_set_the_level() {
-        assert_eq!(
-            level_from_words("could not compile `x` due to 2 previous errors"),
-            Level::Error
-        );
-        assert_eq!(level_from_words("warning: unused variable"), Level::Warn);
-        assert_eq!(level_from_words("Compiling memchr v2.8.3"), Level::None);
-        // apt's and lintian's one-letter tags, and the notes that explain a warning.
-        assert_eq!(
-            level_from_words("W: mc: uses-dpkg-database-directly [usr/lib/mc/extfs.d/debd]"),
-            Level::Warn
-        );
-        assert_eq!(
-            level_from_words("E: Unable to locate package foo"),
-            Level::Error
-        );
-        assert_eq!(
-            level_from_words("N:   A manual page provoked warnings or errors from man."),
-            Level::None
-        );
-    }
-
-    #[test]
-    fn error_inside_a_path_or_identifier_is_not_a_level() {
-        assert_eq!(
-            level_from_words("-rw-r--r-- 1 root root 4096 test_indexerrors.py"),
-            Level::None
-        );
-        assert_eq!(
-            level_from_words("tests/test_errors.py::test_ok PASSED"),
-            Level::None
-        );
-        assert_eq!(level_from_words("src/error.rs | 12 ++--"), Level::None);
-        assert_eq!(level_from_words("use std::io::ErrorKind;"), Level::None);
-        assert_eq!(
-            level_from_words("-rw-r--r-- 1 root root 1936 Jul 24  2006 389-exception"),
-            Level::None
-        );
-        assert_eq!(level_from_words("an error occurred"), Level::Error);
-        assert_eq!(level_from_words("error - connection reset"), Level::Error);
-    }
-
-    #[test]
-    fn quantities_compare_across_suffixes() {
-        assert_eq!(parse_quantity("4.0K"), Some(4000.0));
-        assert!(parse_quantity("2.5M") > parse_quantity("900K"));
-        assert_eq!(parse_quantity("0.3874752"), Some(0.3874752));
-        assert_eq!(parse_quantity("(12)"), Some(12.0));
-        assert_eq!(parse_quantity("v1.2"), None);
-        assert_eq!(parse_quantity("node_modules"), None);
-    }
-
-    #[test]
-    fn raised_exceptions_are_errors() {
-        assert_eq!(
-            level_from_words("E       TypeError: unsupported operand"),
-            Level::Error
-        );
-        assert_eq!(
-            level_from_words("E   AssertionError: assert 'a' == 'b'"),
-            Level::Error
-        );
-        // Node's assertion with its error code (mocha's failure detail).
-        assert_eq!(
-            level_from_words("      AssertionError [ERR_ASSERTION]: month"),
-            Level::Error
-        );
-        assert_eq!(level_from_words("see [ERR_X]: no"), Level::None);
-    }
-
-    #[test]
-    fn tree_characters_count_as_indentation() {
-        assert!(indent_of("│ │ └── semver@5.7.2") > indent_of("├─┬ chai@4.3.7"));
-    }
-}
+mod tests;

@@ -157,19 +157,17 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let raised = in_python_trace
             && entry_head.is_some_and(|head| head + 1 < units.len())
             && is_raised_exception(line);
+        let in_first_unit = entry_head.is_some_and(|head| head + 1 == units.len());
+        let unit_lines = if in_first_unit && !in_python_trace && is_frame_line(line) {
+            FIRST_UNIT_LINES
+        } else {
+            MAX_ENTRY_LINES
+        };
         let continues = !is_rule_of_dashes(line)
             && !starts_entry(line)
             && !raised
             && entry_head.is_some()
-            && entry_lines
-                < if is_frame_line(line)
-                    && !in_python_trace
-                    && entry_head.is_some_and(|head| head + 1 == units.len())
-                {
-                    FIRST_UNIT_LINES
-                } else {
-                    MAX_ENTRY_LINES
-                };
+            && entry_lines < unit_lines;
         if continues && let Some(last) = units.last_mut() {
             last.span.set_end(span.end);
             last.weight += 1;

@@ -4,8 +4,9 @@
 //! the request that was retried.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-use super::super::doc::{Doc, Template};
+use super::super::doc::{Doc, Template, byte_runs};
 
 /// A message repeated fewer times than this has no usual number.
 const MIN_REPEATS: usize = 5;
@@ -66,16 +67,7 @@ pub(in super::super) fn raise_odd_values(doc: &Doc<'_>, query_scores: &[f32], sc
 fn standalone_numbers(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut numbers = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
+    for Range { start, end: i } in byte_runs(bytes, u8::is_ascii_digit) {
         let before = start.checked_sub(1).map(|b| bytes[b]);
         let after = bytes.get(i).copied();
         let opens = matches!(before, None | Some(b' ' | b'=' | b'(' | b'['));

@@ -1,0 +1,189 @@
+use super::*;
+
+#[test]
+fn malformed_json_is_text() {
+    assert_eq!(detect("{\"a\": 1,,, oops").0, ContentKind::Text);
+}
+
+#[test]
+fn json_lines_are_recognised() {
+    assert_eq!(
+        detect("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").0,
+        ContentKind::JsonLines
+    );
+}
+
+#[test]
+fn a_log_whose_tracebacks_outnumber_its_entries_is_a_log() {
+    let mut log = String::new();
+    for i in 0..20 {
+        log.push_str(&format!(
+                "[2026-11-28 03:53:{i:02},141: INFO/MainProcess] Task tasks.crunch[{i}] received\n\
+                 [2026-11-28 03:53:{i:02},142: INFO/MainProcess] Task tasks.ratio[{i}] received\n\
+                 [2026-11-28 03:53:{i:02},148: INFO/ForkPoolWorker-2] Task tasks.crunch[{i}] succeeded in 0.0012s: 42\n"
+            ));
+        log.push_str(&format!(
+                "[2026-11-28 03:53:{i:02},150: ERROR/ForkPoolWorker-1] Task tasks.ratio[{i}] raised unexpected: ZeroDivisionError('division by zero')\n\
+                 Traceback (most recent call last):\n  File \"/venv/celery/app/trace.py\", line 453, in trace_task\n    R = retval = fun(*args, **kwargs)\n  File \"/work/tasks.py\", line 12, in ratio\n    return a / b\n           ~~^~~\nZeroDivisionError: division by zero\n"
+            ));
+    }
+    assert_eq!(detect(&log).0, ContentKind::Log);
+}
+
+#[test]
+fn code_that_calls_what_it_indexes_has_no_markdown_links() {
+    assert!(has_markdown_link(
+        "See [the guide](docs/guide.md) and [usage](#usage)."
+    ));
+    assert!(has_markdown_link(
+        "[PEP 8](https://peps.python.org/pep-0008/)"
+    ));
+    assert!(!has_markdown_link(
+        "        raise a[0](a[1]).with_traceback(a[2])"
+    ));
+    assert!(!has_markdown_link(
+        "    return request.environ['wsgi.file_wrapper'](out)"
+    ));
+    let mut source = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport sys\n\n".to_owned();
+    for i in 0..12 {
+        source.push_str(&format!(
+                "def handler_{i}(self, mode, conf):\n    \"\"\"Apply the filter.\"\"\"\n    mask, flt = self.filters[mode](conf)\n    if mask:\n        return flt\n    return None\n\n"
+            ));
+    }
+    assert_eq!(detect(&source).0, ContentKind::Code);
+}
+
+#[test]
+fn html_is_recognised_by_its_doctype() {
+    assert_eq!(
+        detect("<!DOCTYPE html>\n<html><body><p>x</p></body></html>").0,
+        ContentKind::Html
+    );
+}
+
+#[test]
+fn html_after_http_headers_is_html() {
+    let page =
+        "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\">\n<HTML><BODY><P>x</P></BODY></HTML>";
+    let cgi = format!("Content-type: text/html; charset=UTF-8\n\n{page}");
+    assert_eq!(detect(&cgi).0, ContentKind::Html);
+    let curl = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{page}");
+    assert_eq!(detect(&curl).0, ContentKind::Html);
+    // Header-like lines not followed by a page are not a page.
+    assert_ne!(detect("Name: value\n\nplain text\n").0, ContentKind::Html);
+}
+
+#[test]
+fn empty_input_is_text() {
+    assert_eq!(detect("").0, ContentKind::Text);
+}
+
+#[test]
+fn python_is_code() {
+    let text = "class Column(Base):\n    max_refresh = 0.5\n\n    def render(self, task):\n        elapsed = task.elapsed\n        if elapsed is None:\n            return Text(\"-:--:--\")\n        delta = timedelta(seconds=int(elapsed))\n        return Text(str(delta))\n";
+    assert_eq!(detect(text).0, ContentKind::Code);
+}
+
+#[test]
+fn code_with_hash_comments_is_code() {
+    let text = "# Copyright\n# Licensed under the same terms\npackage File::Temp;\nuse strict;\n\n# Default options\nsub tempfile {\n  my %options = (\"UNLINK\" => 0);\n  return $fh;\n}\n# helpers\nsub _parse_args {\n  my $x = shift;\n}\n";
+    assert_eq!(detect(text).0, ContentKind::Code);
+}
+
+#[test]
+fn yaml_under_a_comment_header_is_not_markdown() {
+    let mut text =
+        String::from("# Copyright 2020 Example LLC.\n#\n# Licensed under the Apache License.\n\n");
+    for flag in ["client_type", "description", "display_name", "disabled"] {
+        text.push_str(&format!("{flag}:\n  api_field: oauthClient.{flag}\n  arg_name: {flag}\n  help_text: |-\n    The {flag} of the client.\n  choices:\n  - arg_value: a\n"));
+    }
+    assert_eq!(detect(&text).0, ContentKind::Text);
+    let markdown = "# Title\n\nSome text: here.\n\n## Part\n\n- item: one\n- item two\n";
+    assert_eq!(detect(markdown).0, ContentKind::Markdown);
+}
+
+#[test]
+fn test_reports_with_boxed_titles_or_subtest_comments_are_not_markdown() {
+    // `python -m unittest -v`: each failure's title is boxed between two rulers.
+    let mut unittest = String::from("test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... FAIL\n\n");
+    for name in ["test_b", "test_c", "test_d"] {
+        unittest.push_str(&format!(
+            "{}\nFAIL: {name} (t.T.{name})\n{}\nTraceback (most recent call last):\n  \
+                 File \"t.py\", line 9, in {name}\nAssertionError: 1 != 2\n\n",
+            "=".repeat(70),
+            "-".repeat(70)
+        ));
+    }
+    unittest.push_str(&format!(
+        "{}\nRan 4 tests in 0.001s\n\nFAILED (failures=3)\n",
+        "-".repeat(70)
+    ));
+    assert_eq!(detect(&unittest).0, ContentKind::Text);
+    // TAP: `# Subtest:` lines are comments among numbered results.
+    let tap = "TAP version 14\n# Subtest: test/a.test.js\n    ok 1 - parses\n    not ok 2 - rounds\n      ---\n      found: 1\n      wanted: 2\n      ...\n    1..2\nnot ok 1 - test/a.test.js\n# Subtest: test/b.test.js\n    ok 1 - b\n    1..1\nok 2 - test/b.test.js\n1..2\n";
+    assert_eq!(detect(tap).0, ContentKind::Text);
+    let setext = "Title\n=====\n\nSome text.\n\nUsage\n-----\n\nRun it.\n";
+    assert_eq!(detect(setext).0, ContentKind::Markdown);
+}
+
+#[test]
+fn a_config_file_of_comment_blocks_is_not_markdown() {
+    // The shape of redis.conf or java.security: prose in `#` blocks over settings.
+    let text = "# Redis configuration file example.\n#\n# Note that in order to read the \
+                    configuration file, Redis must be\n# started with the file path.\n\n\
+                    # Accept connections on the specified port, default is 6379.\n\
+                    # If port 0 is specified Redis will not listen on a TCP socket.\n\
+                    port 6379\n\n# TCP listen() backlog.\n#\n# In high requests-per-second \
+                    environments you need a high backlog.\ntcp-backlog 511\n";
+    assert_ne!(detect(text).0, ContentKind::Markdown);
+    let markdown = "# Title\n\nSome text.\n\n## Usage\n\nRun it.\n\n## Options\n\nNone.\n";
+    assert_eq!(detect(markdown).0, ContentKind::Markdown);
+}
+
+#[test]
+fn an_underlined_changelog_is_markdown_though_its_items_read_like_comments() {
+    // `  * ` items read like the lines of a block comment; underlined versions are headings.
+    let mut changelog = String::new();
+    for minor in (0..12).rev() {
+        changelog.push_str(&format!(
+            "1.{minor}.0 / 2025-05-{:02}\n=================\n",
+            minor + 1
+        ));
+        for item in [
+            "use `get-proto` directly",
+            "update `eslint`, `npmignore`",
+            "add `ES2025`",
+        ] {
+            changelog.push_str(&format!("  * [Refactor] {item}\n"));
+        }
+        changelog.push('\n');
+    }
+    assert_eq!(detect(&changelog).0, ContentKind::Markdown);
+}
+
+#[test]
+fn lists_of_records_in_yaml_and_xml_are_trees() {
+    let mut yaml = String::from("apiVersion: v1\nitems:\n");
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<feed>\n  <title>Releases</title>\n");
+    for i in 0..6 {
+        yaml.push_str(&format!("- kind: Pod\n  metadata:\n    name: web-{i}\n    namespace: default\n  spec:\n    containers:\n    - image: nginx:1.2{i}\n      name: web\n  status:\n    phase: Running\n    podIP: 10.0.0.{i}\n"));
+        xml.push_str(&format!("  <entry>\n    <id>tag:v1.{i}</id>\n    <updated>2024-0{i}-01</updated>\n    <body>Fixes &lt;issue {i}&gt;</body>\n  </entry>\n"));
+    }
+    yaml.push_str("kind: List\n");
+    xml.push_str("</feed>\n");
+    let (kind, tree) = detect(&yaml);
+    assert_eq!(kind, ContentKind::Yaml);
+    assert_eq!(tree.unwrap()["items"][5]["status"]["podIP"], "10.0.0.5");
+    let (kind, tree) = detect(&xml);
+    assert_eq!(kind, ContentKind::Xml);
+    assert_eq!(tree.unwrap()["feed"]["entry"][2]["body"], "Fixes <issue 2>");
+    // Broken: read as lines, as before.
+    let broken = xml.replace("</feed>", "");
+    assert_ne!(detect(&broken).0, ContentKind::Xml);
+}
+
+#[test]
+fn grep_output_is_not_code() {
+    let text = "src/a.rs:1:fn main() {\nsrc/a.rs:2:    let x = 1;\nsrc/b.rs:9:}\n";
+    assert_eq!(detect(text).0, ContentKind::Text);
+}

@@ -1,0 +1,233 @@
+use super::*;
+
+#[test]
+fn the_word_hasher_tells_apart_words_that_differ_only_by_trailing_zero_bytes() {
+    use std::hash::BuildHasher;
+    let hash = |bytes: &[u8]| WordHash::default().hash_one(bytes);
+    assert_ne!(hash(b"ab"), hash(b"ab\0"));
+    assert_ne!(hash(b"abcdefgh"), hash(b"abcdefgh\0"));
+    assert_ne!(hash(b"replication"), hash(b"replicated"));
+}
+
+fn query(text: &str) -> Query {
+    Query::from_hints(&Hints::new().with_query(text)).unwrap_or_default()
+}
+
+#[test]
+fn identifiers_versions_and_paths_are_exact_terms() {
+    let q = query(
+        "Which packages pull in semver@5.7.2, and where is BinaryDetection::quit in src/searcher/glue.rs?",
+    );
+    for term in [
+        "semver@5.7.2",
+        "binarydetection::quit",
+        "src/searcher/glue.rs",
+    ] {
+        assert!(
+            q.exact.iter().any(|e| e == term),
+            "{term} missing from {:?}",
+            q.exact
+        );
+    }
+    assert!(!q.exact.iter().any(|e| e == "packages"));
+}
+
+#[test]
+fn adjacent_words_name_the_key_they_abbreviate_to() {
+    let q = query("Give each one's package URL, its process id and the current working directory.");
+    for key in ["purl", "pid", "cwd"] {
+        assert!(q.names_key_word(key), "{key}");
+    }
+    // Not across punctuation or stopwords, nor shorter than three letters.
+    assert!(!q.names_key_word("upid") && !q.names_key_word("iid"));
+    assert!(!q.names_key_word("pu") && !q.names_key_word("opurl"));
+}
+
+#[test]
+fn quoted_strings_are_exact_terms() {
+    let q = query("which hit 'Unexpected exception causing shutdown' and \"ROOT LOGIN\"?");
+    assert!(
+        q.exact
+            .iter()
+            .any(|e| e == "unexpected exception causing shutdown")
+    );
+    assert!(q.exact.iter().any(|e| e == "root login"));
+}
+
+#[test]
+fn apostrophes_inside_words_do_not_quote() {
+    assert!(quoted_strings("ripgrep's FAQ and it's fine").is_empty());
+}
+
+#[test]
+fn stopwords_are_not_query_words() {
+    let q = query("Which of these is the failed run?");
+    assert!(q.words.contains_key("fail"));
+    assert!(!q.words.contains_key("which") && !q.words.contains_key("the"));
+}
+
+#[test]
+fn a_word_matches_the_short_form_identifiers_write_it_in() {
+    let q = Query::from_hints(
+        &Hints::new()
+            .with_query("what minimum response size is compressed, and which temporary directory?"),
+    )
+    .unwrap();
+    // `MIN_LENGTH`, `tmp_dir`.
+    assert_eq!(q.word_index("min"), q.word_index("minimum"));
+    assert!(q.word_index("min").is_some());
+    assert_eq!(q.word_index("tmp"), q.word_index("temporary"));
+    assert_eq!(q.word_index("dir"), q.word_index("directory"));
+    // Not a word the query does not use.
+    assert!(q.word_index("max").is_none());
+}
+
+#[test]
+fn decimal_numbers_are_exact_not_word_fragments() {
+    let q = query("Which other pause exceeded 0.25 s, and what changed in 1.2.3?");
+    assert!(q.exact.iter().any(|e| e == "0.25"));
+    assert!(!q.words.contains_key("25"));
+    assert!(q.words.contains_key("paus") || q.words.contains_key("pause"));
+    assert!(is_decimal_number("1.5s") && is_decimal_number("12.5%"));
+    assert!(!is_decimal_number("3.10") && !is_decimal_number("1.2.3"));
+}
+
+#[test]
+fn what_the_query_sets_aside_is_not_searched_for() {
+    let q = query(
+        "Besides the many line-length and inline-HTML hits, what one-off problems were \
+             reported: the hard tab, and which HTML element?",
+    );
+    let has = |w: &str| {
+        let mut found = false;
+        for_each_word(w, &mut String::new(), |w| found |= q.words.contains_key(w));
+        found
+    };
+    assert!(!has("inline") && !has("length"), "{:?}", q.words);
+    // Used outside the aside as well, a word stays.
+    assert!(
+        has("html") && has("tab") && has("problems"),
+        "{:?}",
+        q.words
+    );
+    // A word that only looks like an opening is no aside.
+    let q = query("Apart from the asserts and try/except/pass, what is HIGH?");
+    assert!(!q.words.contains_key("assert") && !q.words.contains_key("asserts"));
+    assert!(q.words.contains_key("high"), "{:?}", q.words);
+    assert_eq!(without_exclusions("which other than usual"), "which");
+    assert_eq!(
+        without_exclusions("Leaving aside the must_use / format-args noise, which warn?"),
+        ", which warn?"
+    );
+    // An aside that lists its items runs on to the list's last one.
+    assert_eq!(
+        without_exclusions("Which are NOT under the MIT, ISC, Apache-2.0 or BSD licenses?"),
+        "Which are ?"
+    );
+    assert_eq!(
+        without_exclusions("besides lint, which crate failed, and why?"),
+        "which crate failed, and why?".replace("which", ", which")
+    );
+}
+
+#[test]
+fn the_words_near_a_superlative_are_what_the_query_ranks_by() {
+    let ranks_by = |q: &Query, word: &str| q.ranks(word);
+    let q = query("Which input contributes the most bytes, and what is Vatican City's area?");
+    assert!(ranks_by(&q, "bytes"), "{:?}", q.ranked);
+    assert!(!ranks_by(&q, "area"), "{:?}", q.ranked);
+    let q = query("which cars have horsepower of at least 120, and the heaviest (weight)?");
+    assert!(ranks_by(&q, "weight"), "{:?}", q.ranked);
+    assert!(!ranks_by(&q, "horsepower"), "{:?}", q.ranked);
+    // "How high" asks for a peak as "the highest" does.
+    let q = query("what crashed, and how high did the indexer's RSS get before a restart?");
+    assert!(ranks_by(&q, "rss"), "{:?}", q.ranked);
+    assert!(q.ends.high && !q.ends.low);
+    assert!(!ranks_by(&query("how did the RSS get so high?"), "rss"));
+}
+
+#[test]
+fn a_key_running_query_words_together_is_named_by_them() {
+    let q = query("which URLs failed, and with what error message?");
+    let mut buf = String::new();
+    let names = |key: &str, buf: &mut String| {
+        let mut named = true;
+        for_each_word(key, buf, |w| named &= q.names_key_word(w));
+        named
+    };
+    assert!(names("errormsg", &mut buf));
+    assert!(names("url", &mut buf));
+    assert!(!names("errorcount", &mut buf));
+    assert!(!names("filename", &mut buf));
+}
+
+#[test]
+fn what_the_query_asks_records_to_lack_names_their_empty_fields() {
+    let q = query("Which component declares no license at all, and which is GPL?");
+    assert!(q.asks_lacking("licenses[].license.id"));
+    assert!(!q.asks_lacking("description"));
+    assert!(!query("which license is the most common?").asks_lacking("license"));
+}
+
+#[test]
+fn a_threshold_on_a_number_bounds_the_words_before_it() {
+    let q =
+        query("which rows have impossible percentages (graduation rate or PhD share above 100)?");
+    let bound = q.bound_on("Grad.Rate").expect("the rate is bounded");
+    assert!(bound.above && bound.value == 100.0);
+    assert!(bound.is_passed_by(118.0) && !bound.is_passed_by(100.0));
+    assert!(q.bound_on("PhD").is_some());
+    assert!(q.bound_on("Expend").is_none());
+    let under = query("which requests took less than 5ms?");
+    assert!(under.bound_on("took").is_some_and(|b| !b.above));
+    // A threshold word with no number after it bounds nothing.
+    assert!(query("which jobs ran over budget?").bounds.is_empty());
+}
+
+#[test]
+fn a_column_s_short_form_is_named_next_to_a_superlative() {
+    let q = query("which rows have the highest instructional expenditure per student?");
+    assert!(q.ranks("Expend"));
+    assert!(!q.ranks("Exp"), "too short to tell");
+    assert!(!q.ranks("Outstate"));
+}
+
+#[test]
+fn superlatives_choose_the_end_of_a_column() {
+    let longest = query("which GC pause took the longest?");
+    assert!(longest.ends.high && !longest.ends.low);
+    let smallest = query("the smallest file under lib/");
+    assert!(!smallest.ends.high && smallest.ends.low);
+    assert_eq!(
+        query("the slowest and the fastest run").ends,
+        Ends::default()
+    );
+    assert_eq!(query("which crate failed?").ends, Ends::default());
+    // A bound is not a superlative: "at least 120" asks for the high end.
+    let bound = query("which cars have at least 120 horsepower, and the highest mpg?");
+    assert!(bound.ends.high && !bound.ends.low);
+}
+
+#[test]
+fn a_long_word_matches_its_root() {
+    let q = query("Which Japanese and European cars?");
+    let mut buf = String::new();
+    let mut index = |w: &str| {
+        let mut found = None;
+        for_each_word(w, &mut buf, |w| found = q.word_index(w));
+        found
+    };
+    assert!(index("Japan").is_some());
+    assert!(index("Europe").is_some());
+    assert!(index("Japanese").is_some());
+    assert!(index("Jap").is_none());
+    assert!(index("cards").is_none());
+}
+
+#[test]
+fn tool_arguments_count_as_terms() {
+    let args = serde_json::json!({"pattern": "detect_binary", "path": "crates/"});
+    let q = Query::from_hints(&Hints::new().with_arguments(&args)).unwrap_or_default();
+    assert!(q.exact.iter().any(|e| e == "detect_binary"));
+    assert!(q.words.contains_key("binary"));
+}
