@@ -7,7 +7,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Hints;
 use super::terms::{for_each_word, is_stopword};
-use phrases::{absent_words, bounds, ends_asked, ranked_words, without_exclusions};
+use phrases::{
+    absent_words, asks_about_the_end, bounds, ends_asked, ranked_words, without_exclusions,
+};
 use tokens::{
     acronyms, called_name, collect_argument_values, is_decimal_number, is_identifier_like,
     quoted_strings, status_class,
@@ -51,6 +53,9 @@ pub(crate) struct Query {
     status_classes: u8,
     /// The bounds the query sets on a column ("a PhD share above 100", "slower than 2s").
     bounds: Vec<Bound>,
+    /// Whether the query asks about the end of the output ("what identified itself at the
+    /// end", "the final pass/fail counts", "the last of those").
+    pub(crate) asks_about_the_end: bool,
 }
 
 /// A bound the query sets on what the words before it name: "a graduation rate above 100".
@@ -237,6 +242,7 @@ impl Query {
             query.ranked = ranked_words(&text);
             query.absent = absent_words(&text);
             query.bounds = bounds(&text);
+            query.asks_about_the_end = asks_about_the_end(&text);
             query.acronyms = acronyms(&text);
         }
         if let Some(arguments) = hints.arguments {

@@ -19,6 +19,7 @@ use settings::{
 };
 
 mod dumps;
+mod last_matches;
 mod odd_values;
 mod parts;
 mod quantities;
@@ -92,6 +93,14 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
+    }
+    if query.is_some_and(|q| q.asks_about_the_end)
+        && matches!(
+            doc.kind,
+            ContentKind::Log | ContentKind::JsonLines | ContentKind::Text
+        )
+    {
+        last_matches::raise_last_matches(doc, &query_scores, &mut scores);
     }
     // Records of one kind in command output (certificates, key records, commits).
     let records = if doc.kind == ContentKind::Text {

@@ -1,6 +1,7 @@
 //! The phrases of a question that say how to read its words rather than what to look for:
 //! what it sets aside ("besides the many line-length hits"), the words next to a superlative
-//! ("the largest area"), and which end of a column it asks about.
+//! ("the largest area"), which end of a column it asks about, and whether it asks about the
+//! end of the output ("at the very end", "the final tally").
 
 use std::borrow::Cow;
 
@@ -344,4 +345,31 @@ pub(super) fn ends_asked(text: &str) -> Ends {
     } else {
         Ends { high, low }
     }
+}
+
+/// Words before "end" that make it the end of the output: "at the (very) end", "near the end".
+const END_PLACES: &[&str] = &["at", "by", "near", "towards", "toward"];
+/// Words that ask for what comes last by themselves: "the final tally", "the latest restart".
+const FINAL_WORDS: &[&str] = &["final", "finally", "latest"];
+
+/// Whether `text` asks about the end of the output: "at the (very) end", "the final pass/fail
+/// counts", "the latest", "the most recent", "the last of those". "Last" as an adverb ("which
+/// commit last changed it") names no place in the output; "the last" does.
+pub(super) fn asks_about_the_end(text: &str) -> bool {
+    let words: Vec<String> = text.split_whitespace().map(bare).collect();
+    let word = |i: usize| words.get(i).map_or("", String::as_str);
+    (0..words.len()).any(|i| match word(i) {
+        w if FINAL_WORDS.contains(&w) => true,
+        "end" => {
+            let the = if word(i.wrapping_sub(1)) == "very" {
+                i.wrapping_sub(2)
+            } else {
+                i.wrapping_sub(1)
+            };
+            word(the) == "the" && END_PLACES.contains(&word(the.wrapping_sub(1)))
+        }
+        "last" => word(i.wrapping_sub(1)) == "the",
+        "recent" | "recently" => word(i.wrapping_sub(1)) == "most",
+        _ => false,
+    })
 }

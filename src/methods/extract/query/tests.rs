@@ -231,3 +231,24 @@ fn tool_arguments_count_as_terms() {
     assert!(q.exact.iter().any(|e| e == "detect_binary"));
     assert!(q.words.contains_key("binary"));
 }
+
+#[test]
+fn a_query_asks_about_the_end_by_a_place_or_a_word_for_last() {
+    use super::phrases::asks_about_the_end;
+    for asks in [
+        "what identified itself with a non-standard client version at the end?",
+        "and what did bob download at the very end?",
+        "give the final pass/fail counts",
+        "under which pid did the last nsd instance start?",
+        "what is the most recent release?",
+    ] {
+        assert!(asks_about_the_end(asks), "{asks}");
+    }
+    for does_not in [
+        "which commit last changed `fn owner`?",
+        "which requests failed, and why?",
+        "what does the end-of-line option default to?",
+    ] {
+        assert!(!asks_about_the_end(does_not), "{does_not}");
+    }
+}

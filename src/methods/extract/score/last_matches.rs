@@ -1,0 +1,59 @@
+//! A query about the end of an output ("what identified itself at the end", "the final
+//! pass/fail counts", "under which pid did the last instance start") asks for the last of
+//! the lines it describes, not for every one: the lines matching it best are many, and the
+//! last of them, wherever they fall, are the answer.
+
+use super::super::doc::Doc;
+
+/// A line counts as one the query describes when it matches this share of the best match.
+const MIN_MATCH_SHARE: f32 = 0.6;
+/// The last matching line gains this share of the best match; each one before it less.
+const LAST_SHARE: f32 = 0.6;
+const EARLIER_FACTOR: f32 = 0.6;
+/// Matching lines, counted back from the end, that gain anything.
+const MAX_RAISED: usize = 6;
+
+/// Raises the last lines of `doc` that match the query, the last one most.
+pub(in super::super) fn raise_last_matches(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    scores: &mut [f32],
+) {
+    let best = query_scores.iter().copied().fold(0.0f32, f32::max);
+    if best <= 0.0 {
+        return;
+    }
+    let matching = (0..doc.units.len())
+        .rev()
+        .filter(|&u| query_scores[u] >= MIN_MATCH_SHARE * best);
+    let mut share = LAST_SHARE;
+    for u in matching.take(MAX_RAISED) {
+        scores[u] += best * share;
+        share *= EARLIER_FACTOR;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::extract::kinds::log;
+
+    #[test]
+    fn the_last_matching_lines_gain_the_most_and_others_nothing() {
+        let mut text = String::new();
+        for i in 0..10 {
+            text.push_str(&format!(
+                "10:28:{i:02} [conn={i}] Received version SSH-2.0-x\n"
+            ));
+        }
+        let doc = log::build(&text);
+        // Every other line matches; the last line does not.
+        let query_scores: Vec<f32> = (0..10)
+            .map(|u| if u % 2 == 0 { 5.0 } else { 0.0 })
+            .collect();
+        let mut scores = vec![0.0; 10];
+        raise_last_matches(&doc, &query_scores, &mut scores);
+        assert!(scores[8] > scores[6] && scores[6] > scores[4], "{scores:?}");
+        assert!(scores[8] > 0.0 && scores[9] == 0.0 && scores[7] == 0.0);
+    }
+}
