@@ -416,8 +416,15 @@ impl Query {
                 self.called.push(name);
             }
             let token = token.trim_matches(|c: char| !c.is_alphanumeric() && !"_/@~$-".contains(c));
-            if let Some(class) = status_class(token) {
-                self.status_classes |= 1 << class;
+            // "4xx/5xx" names two classes.
+            if let Some(classes) = token
+                .split('/')
+                .map(status_class)
+                .collect::<Option<Vec<_>>>()
+            {
+                for class in classes {
+                    self.status_classes |= 1 << class;
+                }
             } else if is_identifier_like(token) {
                 self.add_exact(token);
             }

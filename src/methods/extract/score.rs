@@ -35,6 +35,9 @@ const QUERY_WEIGHT: f32 = 10.0;
 const EXACT_WEIGHT: f32 = 6.0;
 /// Exact-string boosts of one unit add up to at most this much.
 const EXACT_CAP: f32 = 12.0;
+/// A unit meeting every exact string and status the query names, when it names two or more,
+/// gains this much beside them.
+const ALL_CONSTRAINTS_WEIGHT: f32 = 6.0;
 /// A log template seen once scores this much more than one seen everywhere.
 const RARE_TEMPLATE_WEIGHT: f32 = 3.0;
 /// Command output of this many lines is read like a log (a daemon's debug output, a trace):
@@ -164,6 +167,11 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
     if n == 0 {
         return (scores, matches);
     }
+    let mut constraints = Constraints {
+        named: 0,
+        met: vec![0; n],
+        status: false,
+    };
     if !query.words.is_empty() {
         let w = query.words.len();
         // Per unit: (word, term frequency) pairs, flattened; and the unit's length in words.
@@ -267,8 +275,10 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             }
             matches.extend(hits.iter().map(|&u| (u, words + term as u32)));
             let weight = exact_weight(n, hits.len());
+            constraints.named += 1;
             for u in hits {
                 boosts[u as usize] += weight;
+                constraints.met[u as usize] += 1;
             }
         }
         for (s, b) in scores.iter_mut().zip(boosts) {
@@ -276,9 +286,38 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
         }
     }
     if query.asks_status_class() {
-        add_asked_statuses(doc, query, &mut scores);
+        add_asked_statuses(doc, query, &mut scores, &mut constraints);
     }
+    constraints.raise_units_meeting_all(&mut scores);
     (scores, matches)
+}
+
+/// A query naming a class of status names the requests it asks about: the exact strings it
+/// names beside (a client, a path) narrow them. "Every request from client 127.0.0.8 that got
+/// a 4xx" asks for the lines meeting both, not for the many that meet one. (Exact strings
+/// alone are as often alternatives, or the parts of several questions, as narrowings.)
+struct Constraints {
+    /// How many the query names that some unit meets.
+    named: u8,
+    /// Per unit, how many it meets.
+    met: Vec<u8>,
+    /// Whether one of them is a class of status.
+    status: bool,
+}
+
+impl Constraints {
+    /// Units meeting every constraint of two or more, one of them a status, gain
+    /// [`ALL_CONSTRAINTS_WEIGHT`].
+    fn raise_units_meeting_all(&self, scores: &mut [f32]) {
+        if self.named < 2 || !self.status {
+            return;
+        }
+        for (s, &met) in scores.iter_mut().zip(&self.met) {
+            if met >= self.named {
+                *s += ALL_CONSTRAINTS_WEIGHT;
+            }
+        }
+    }
 }
 
 /// What a term the query names exactly adds to each of the `hits` units of `n` holding it:
@@ -291,7 +330,12 @@ fn exact_weight(n: usize, hits: usize) -> f32 {
 /// Requests whose status is in a class the query names ("which requests got a 5xx") answer
 /// as a unit holding an exact string it names does, rarer ones weighing more; a refused
 /// request is no answer to a question about failed ones.
-fn add_asked_statuses(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
+fn add_asked_statuses(
+    doc: &Doc<'_>,
+    query: &Query,
+    scores: &mut [f32],
+    constraints: &mut Constraints,
+) {
     let asked: Vec<usize> = (0..doc.units.len())
         .filter(|&u| access::unit_status(doc.text(u)).is_some_and(|s| query.asks_status(s)))
         .collect();
@@ -299,8 +343,11 @@ fn add_asked_statuses(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
         return;
     }
     let weight = exact_weight(doc.units.len(), asked.len());
+    constraints.named += 1;
+    constraints.status = true;
     for u in asked {
         scores[u] += weight;
+        constraints.met[u] += 1;
     }
 }
 
@@ -490,6 +537,38 @@ mod tests {
             assert!(s[7] > s[refused] && s[30] > s[refused], "{s:?}");
         }
         assert!(s[30] > s[0]);
+    }
+
+    #[test]
+    fn a_request_meeting_every_constraint_the_query_names_outranks_those_meeting_one() {
+        // Eight clients fetching pages, every fifth request failing on a probe of a path: the
+        // failures of the client asked about are five among forty.
+        let probes = [
+            "wp-login.php",
+            ".env",
+            "etc/passwd",
+            "admin",
+            ".git/config",
+            "x.pdf",
+        ];
+        let mut text = String::new();
+        for i in 0..200 {
+            let client = i % 8 + 2;
+            let (path, status) = match i {
+                _ if i % 5 == 0 => (probes[i % 6], 400 + (i % 2) * 4),
+                _ => ("docs/page.html", 200),
+            };
+            text.push_str(&format!(
+                "127.0.0.{client} - - [28/Nov/2026:13:59:{:02} +0000] \"GET /{path} HTTP/1.1\" {status} 512\n",
+                i % 60
+            ));
+        }
+        let s = scored(&text, "every request from 127.0.0.4 that failed (4xx/5xx)?");
+        let mut failures: Vec<usize> = (0..200).filter(|i| i % 5 == 0).collect();
+        failures.sort_by(|&a, &b| s[b].total_cmp(&s[a]));
+        // The first and last of a repeated line keep a little extra: one may come between.
+        let asked_in_top = failures[..5].iter().filter(|&&i| i % 8 == 2).count();
+        assert!(asked_in_top >= 4, "{:?}", &failures[..5]);
     }
 
     #[test]

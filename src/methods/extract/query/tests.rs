@@ -252,3 +252,12 @@ fn a_query_asks_about_the_end_by_a_place_or_a_word_for_last() {
         assert!(!asks_about_the_end(does_not), "{does_not}");
     }
 }
+
+#[test]
+fn status_classes_joined_by_a_slash_are_each_asked() {
+    let query =
+        Query::from_hints(&Hints::new().with_query("which requests did not succeed (4xx/5xx)?"))
+            .unwrap();
+    assert!(query.asks_status(404) && query.asks_status(503));
+    assert!(!query.asks_status(200) && !query.asks_status(304));
+}
