@@ -44,7 +44,12 @@ struct Weights {
     rare: f32,
     extreme: f32,
     shares: &'static [f32],
+    /// Whether the query ranks by the column: records tied at its smallest value are each
+    /// an answer ("the smallest enrollment" held by two districts).
+    ranked: bool,
 }
+/// Records tied at a ranked column's smallest value that are each shown as its end.
+const MAX_LOW_TIES: usize = 3;
 /// The share of the extreme weight a column's ends get when the column only grows or shrinks.
 const MONOTONIC_SHARE: f32 = 0.5;
 /// The share of the extreme weight the end of a column the query did not ask for gets.
@@ -79,6 +84,7 @@ pub(crate) fn add_field_signals(
         rare: 0.0,
         extreme: (EXTREME_WEIGHT * RANKED_OVER_UNNAMED).max(best * NAMED_EXTREME_SHARE),
         shares: &NAMED_RUNNER_UP_SHARES,
+        ranked: true,
     };
     // With a group named too, the column's ends among all the records may still be asked
     // ("the highest mileage, and the heaviest European car"): they count, less.
@@ -86,6 +92,7 @@ pub(crate) fn add_field_signals(
         rare: 0.0,
         extreme: ranking.extreme * GROUPED_RANKING_SHARE,
         shares: &RUNNER_UP_SHARES,
+        ranked: true,
     };
     let touched: Vec<bool> = query_scores.iter().map(|&q| q > 0.0).collect();
     // A column the query ranks by is ranked among all the records, unless the query names a
@@ -112,6 +119,7 @@ pub(crate) fn add_field_signals(
             },
             extreme: EXTREME_WEIGHT,
             shares: &RUNNER_UP_SHARES,
+            ranked: false,
         };
         signals(field, &weights, ends, &mut rare, &mut extreme);
         if ranked && !grouped {
@@ -125,6 +133,7 @@ pub(crate) fn add_field_signals(
                 rare: MATCHED_RARE_WEIGHT,
                 extreme: MATCHED_EXTREME_WEIGHT,
                 shares: &RUNNER_UP_SHARES,
+                ranked: false,
             };
             signals(&subset, &weights, ends, &mut rare, &mut extreme);
         }
@@ -331,6 +340,7 @@ fn add_group_extremes(
                     rare: 0.0,
                     extreme: MATCHED_EXTREME_WEIGHT,
                     shares: &RUNNER_UP_SHARES,
+                    ranked: false,
                 };
                 signals(&subset, &weights, ends, &mut unused, extreme);
             }
@@ -457,6 +467,20 @@ fn signals(values: &Field, weights: &Weights, ends: Ends, rare: &mut [f32], extr
             (weight * UNASKED_END_SHARE, weight)
         };
         extreme[lo.0] = extreme[lo.0].max(low);
+        // A smallest value held by a few records is each one's; held by many (a zero of
+        // most rows), it singles none out.
+        if weights.ranked && ends.low {
+            let tied: Vec<usize> = (values.iter())
+                .filter(|(_, v)| matches!(v, FieldValue::Number(x) if *x == lo.1))
+                .map(|(u, _)| u)
+                .take(MAX_LOW_TIES + 1)
+                .collect();
+            if tied.len() <= MAX_LOW_TIES {
+                for u in tied {
+                    extreme[u] = extreme[u].max(low);
+                }
+            }
+        }
         // "The three largest", "which others exceeded": the runners-up count too, less.
         for (&(u, x), share) in top.iter().flatten().zip(weights.shares) {
             if x > lo.1 {

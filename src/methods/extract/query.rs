@@ -178,8 +178,10 @@ fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>)
     }
     let mut named = false;
     for_each_word(name, &mut String::new(), |w| {
-        named |=
-            words.contains(w) || compound_ends_with_one_of(w, words) || abbreviates_one_of(w, words)
+        named |= words.contains(w)
+            || compound_ends_with_one_of(w, words)
+            || abbreviates_one_of(w, words)
+            || short_forms_run_together(w, words)
     });
     named
 }
@@ -198,6 +200,39 @@ fn abbreviates_one_of(word: &str, words: &std::collections::HashSet<String, Word
                 && w.len() <= word.len() * MAX_ABBREVIATED_RATIO
                 && w.starts_with(word)
         })
+}
+
+/// Keys of two short forms run together (`testscr`, `enrltot`) are this long …
+const MIN_SHORT_FORMS_LEN: usize = 6;
+const MAX_SHORT_FORMS_LEN: usize = 12;
+/// … and each short form this long at least.
+const MIN_SHORT_FORM: usize = 3;
+
+/// Whether `word`, a key of two short forms run together with no separator (`testscr` of
+/// "test score", `enrltot` of "total enrollment"), is made of short forms of two of `words`:
+/// each starts as its word does and keeps some of its letters, in order.
+fn short_forms_run_together(
+    word: &str,
+    words: &std::collections::HashSet<String, WordHash>,
+) -> bool {
+    if !(MIN_SHORT_FORMS_LEN..=MAX_SHORT_FORMS_LEN).contains(&word.len())
+        || !word.bytes().all(|b| b.is_ascii_lowercase())
+    {
+        return false;
+    }
+    let is_short_form = |part: &str, of: &str| {
+        let mut letters = of.bytes();
+        part.len() >= MIN_SHORT_FORM
+            && part.len() <= of.len()
+            && part.as_bytes()[0] == of.as_bytes()[0]
+            && part.bytes().all(|b| letters.any(|l| l == b))
+    };
+    (MIN_SHORT_FORM..=word.len() - MIN_SHORT_FORM).any(|at| {
+        let (first, second) = word.split_at(at);
+        words.iter().any(|a| {
+            is_short_form(first, a) && words.iter().any(|b| b != a && is_short_form(second, b))
+        })
+    })
 }
 
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).

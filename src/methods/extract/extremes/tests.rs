@@ -210,3 +210,22 @@ fn a_column_that_only_grows_is_monotonic_and_one_value_has_no_ends() {
     assert_eq!(ends.lowest, (0, 1.0));
     assert!(column_ends([(0, 1.0)].into_iter()).is_none());
 }
+
+#[test]
+fn records_tied_at_a_ranked_column_s_smallest_value_each_stand_out() {
+    let mut table = String::from("name,enrltot,testscr\n");
+    for i in 0..60 {
+        let (enrollment, score) = (500 + (i * 37) % 60 * 97, 600 + (i * 13) % 50);
+        table.push_str(&format!("D{i},{enrollment},{score}\n"));
+    }
+    table.push_str("Fort Ross,81,630\n");
+    table.push_str("Pacific,81,631\n");
+    let rows = ranked_rows(
+        &table,
+        "which district has the highest test score, and which the smallest total enrollment?",
+    );
+    // Beside the largest score and enrollment, and the first row.
+    let top: Vec<&str> = rows.iter().take(6).map(String::as_str).collect();
+    assert!(top.contains(&"Fort Ross,81,630"), "{rows:?}");
+    assert!(top.contains(&"Pacific,81,631"), "{rows:?}");
+}

@@ -261,3 +261,13 @@ fn status_classes_joined_by_a_slash_are_each_asked() {
     assert!(query.asks_status(404) && query.asks_status(503));
     assert!(!query.asks_status(200) && !query.asks_status(304));
 }
+
+#[test]
+fn a_key_of_short_forms_run_together_is_ranked_by_their_words() {
+    let query = query(
+        "which district has the highest average test score, and which the smallest total enrollment?",
+    );
+    assert!(query.ranks("testscr") && query.ranks("enrltot"));
+    // A short form of one ranked word beside one of none, or of one word twice, is not.
+    assert!(!query.ranks("mathscr") && !query.ranks("readscr") && !query.ranks("tottot"));
+}
