@@ -275,10 +275,10 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             }
             matches.extend(hits.iter().map(|&u| (u, words + term as u32)));
             let weight = exact_weight(n, hits.len());
-            constraints.named += 1;
+            constraints.named = constraints.named.saturating_add(1);
             for u in hits {
                 boosts[u as usize] += weight;
-                constraints.met[u as usize] += 1;
+                constraints.met[u as usize] = constraints.met[u as usize].saturating_add(1);
             }
         }
         for (s, b) in scores.iter_mut().zip(boosts) {
@@ -297,7 +297,8 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
 /// a 4xx" asks for the lines meeting both, not for the many that meet one. (Exact strings
 /// alone are as often alternatives, or the parts of several questions, as narrowings.)
 struct Constraints {
-    /// How many the query names that some unit meets.
+    /// How many the query names that some unit meets (hundreds, given a tool's arguments:
+    /// counts stop at the top rather than wrap).
     named: u8,
     /// Per unit, how many it meets.
     met: Vec<u8>,
@@ -343,11 +344,11 @@ fn add_asked_statuses(
         return;
     }
     let weight = exact_weight(doc.units.len(), asked.len());
-    constraints.named += 1;
+    constraints.named = constraints.named.saturating_add(1);
     constraints.status = true;
     for u in asked {
         scores[u] += weight;
-        constraints.met[u] += 1;
+        constraints.met[u] = constraints.met[u].saturating_add(1);
     }
 }
 
@@ -569,6 +570,25 @@ mod tests {
         // The first and last of a repeated line keep a little extra: one may come between.
         let asked_in_top = failures[..5].iter().filter(|&&i| i % 8 == 2).count();
         assert!(asked_in_top >= 4, "{:?}", &failures[..5]);
+    }
+
+    #[test]
+    fn hundreds_of_exact_strings_and_a_status_class_are_counted_without_overflow() {
+        use crate::methods::extract::kinds::log;
+        let ids: Vec<String> = (0..300).map(|i| format!("req-{i:04}")).collect();
+        let text: String = ids
+            .iter()
+            .map(|id| format!("127.0.0.1 - - \"GET /items/{id} HTTP/1.1\" 404 12\n"))
+            .collect();
+        let arguments = serde_json::json!({ "ids": ids });
+        let hints = Hints::new()
+            .with_query("which of these requests failed (4xx)?")
+            .with_arguments(&arguments);
+        let query = Query::from_hints(&hints).unwrap();
+        assert!(query.exact.len() >= 300);
+        let doc = log::build(&text);
+        let scores = score(&doc, Some(&query));
+        assert_eq!(scores.len(), doc.units.len());
     }
 
     #[test]
