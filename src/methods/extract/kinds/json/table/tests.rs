@@ -1,0 +1,264 @@
+use super::*;
+use crate::methods::extract::Hints;
+use serde_json::json;
+
+/// Search hits in the shape of a code-hosting API's issue list, shortened.
+fn hits() -> Vec<Value> {
+    (0..8)
+        .map(|i| {
+            let login = format!("user{i}x");
+            json!({
+                "url": format!("https://api.example.com/repos/o/r/issues/{i}"),
+                "comments_url": format!("https://api.example.com/repos/o/r/issues/{i}/comments"),
+                "html_url": format!("https://example.com/o/r/pull/{i}"),
+                "node_id": format!("MDExOlB1bGxSZXF1ZXN0{i}Njc4OTA5NzE2ZTk4"),
+                "number": 100 + i,
+                "title": format!("Fix the parser on input {i}"),
+                "user": {"login": login, "url": format!("https://api.example.com/users/{login}"), "type": "User"},
+                "labels": if i == 3 || i == 6 { json!([{"name": "regression", "color": "d73a4a"}]) } else { json!([]) },
+                "state": if i % 4 == 0 { "open" } else { "closed" },
+                "body": "A long description of the change that nobody needs in a listing. ".repeat(4),
+            })
+        })
+        .collect()
+}
+
+fn table(query: &str) -> Table {
+    let q = Query::from_hints(&Hints::new().with_query(query)).unwrap();
+    let mut builder = TableBuilder::default();
+    for hit in hits() {
+        builder.add(&hit, Some(&q));
+    }
+    builder.finish(Some(&q)).expect("a table")
+}
+
+/// Per-transfer reports in the shape of an HTTP client's write-out: many timings, a URL,
+/// and an error message only where the transfer failed.
+fn transfers() -> Vec<Value> {
+    (0..12)
+        .map(|i| {
+            let mut t = json!({
+                "url": format!("http://127.0.0.1:30{i:02}/items/{i}"),
+                "http_code": if i == 5 { 0 } else { 200 },
+                "local_port": 40000 + i * 7,
+                "num_headers": 4 + i % 3,
+                "size_download": 100 + i * 13,
+                "size_header": 140 + i,
+                "speed_download": 2515 + i * 101,
+                "time_connect": 0.000725 + i as f64 * 1e-5,
+                "time_namelookup": 0.00003 + i as f64 * 1e-6,
+                "time_pretransfer": 0.000775 + i as f64 * 1e-5,
+                "time_starttransfer": 0.003087 + i as f64 * 1e-4,
+                "time_total": 0.00318 + i as f64 * 1e-4,
+                "content_type": if i % 2 == 0 { "application/json" } else { "text/html" },
+            });
+            if i == 5 || i == 9 {
+                t["errormsg"] = json!(format!("Failed to connect to 127.0.0.1 port 30{i:02}"));
+            }
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn a_column_the_query_names_is_shown_however_sparse_and_rows_narrow_around_it() {
+    let q = Query::from_hints(&Hints::new().with_query(
+        "which URLs failed, with what error message, and which took the longest in total?",
+    ))
+    .unwrap();
+    let mut builder = TableBuilder::default();
+    for t in transfers() {
+        builder.add(&t, Some(&q));
+    }
+    let header = builder.finish(Some(&q)).expect("a table").header();
+    assert!(
+        header.contains("| errormsg") || header.contains(": errormsg"),
+        "{header}"
+    );
+    assert!(header.contains("url"), "{header}");
+    assert!(header.contains("time_total"), "{header}");
+    // The timings nobody asked for give way to the named columns.
+    let columns = header.matches(" | ").count() + 1;
+    assert!(columns <= 9, "{columns} columns: {header}");
+}
+
+#[test]
+fn a_list_of_one_repeated_value_is_shown_with_its_count() {
+    let mut cells = Vec::new();
+    let run =
+        json!({"command": "xz -d", "exit_codes": [1, 1, 1, 1, 1, 1], "tags": ["a", "b", "a", "a"]});
+    for_each_cell(&run, &mut |path, _, text| {
+        cells.push(format!("{path}={text}"))
+    });
+    assert_eq!(
+        cells,
+        ["command=xz -d", "exit_codes[]=1×6", "tags[]=a,b,a,a"]
+    );
+    assert_eq!(list_text(&[json!(0), json!(0)]), "0,0");
+}
+
+#[test]
+fn columns_are_short_telling_fields_chosen_by_shape() {
+    let t = table("which results are open");
+    let header = t.header();
+    for column in [
+        "html_url",
+        "number",
+        "title",
+        "user.login",
+        "state",
+        "labels[].name",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    // Long text, opaque ids, constants and links built from another column stay out.
+    for column in ["body", "node_id", "user.type", "comments_url", "user.url"] {
+        assert!(!header.contains(column), "{header}");
+    }
+}
+
+#[test]
+fn one_link_per_record_and_one_field_per_list() {
+    let t = table("which results are open and labelled, give the URL");
+    let header = t.header();
+    // The page link, not the API's address beside it; a label's name, not its colour.
+    assert!(header.contains("html_url"), "{header}");
+    assert!(!header.contains(": url |"), "{header}");
+    assert!(header.contains("labels[].name"), "{header}");
+    assert!(!header.contains("labels[].color"), "{header}");
+}
+
+#[test]
+fn a_query_word_the_row_shows_does_not_single_a_record_out() {
+    let t = table("which results carry the regression label");
+    let q = Query::from_hints(&Hints::new().with_query("the regression label")).unwrap();
+    let hit = &hits()[3];
+    let row = row_of(&t.cells(hit));
+    assert!(row.contains("regression"), "{row}");
+    assert!(!t.singles_out(hit, Some(&q), &row));
+    // Without the label in its row, the record is singled out by it.
+    assert!(t.singles_out(hit, Some(&q), "no labels here"));
+}
+
+#[test]
+fn a_record_singled_out_shows_the_text_its_row_leaves_out_when_asked_for() {
+    // A security linter's findings: the code each points at is too long for a column.
+    let findings: Vec<Value> = (0..12)
+        .map(|i| {
+            let (severity, text) = if i == 7 {
+                ("HIGH", "Use of weak MD5 hash for security.")
+            } else {
+                ("LOW", "Use of assert detected in optimised byte code.")
+            };
+            json!({
+                "filename": format!("pkg/mod{i}.py"), "line_number": 10 + i,
+                "issue_severity": severity, "issue_text": text, "test_id": format!("B{i}"),
+                "code": format!("{i} def check(self):\n{i}     data = self.asbytes()\n{i}     # the digest of the key's bytes, as the format wants it\n{i}     return md5(data).digest()\n"),
+                "issue_cwe": {"id": 327, "link": "https://cwe.mitre.org/data/definitions/327.html"},
+                "more_info": format!("https://docs.example.com/plugins/b{i}_check.html"),
+            })
+        })
+        .collect();
+    let q =
+        Query::from_hints(&Hints::new().with_query("which weak hash is flagged, on what code?"))
+            .unwrap();
+    let mut builder = TableBuilder::default();
+    for f in &findings {
+        builder.add(f, Some(&q));
+    }
+    let t = builder.finish(Some(&q)).expect("a table");
+    assert!(!t.header().contains("code"), "{}", t.header());
+    let named = |k: &str| k == "code";
+    assert!(t.hides_what_is_asked(&findings[7], Some(&q), &named));
+    // A record the query does not single out stays a row.
+    assert!(!t.hides_what_is_asked(&findings[2], Some(&q), &named));
+    // Nor does a link or an id the query names count as text left out.
+    let link = |k: &str| k == "more_info";
+    assert!(!t.hides_what_is_asked(&findings[7], Some(&q), &link));
+}
+
+#[test]
+fn a_record_named_by_its_method_shows_the_header_its_row_leaves_out() {
+    // A recorded HTTP session: each call with its raw headers as a name/value list.
+    let calls: Vec<Value> = (0..12)
+        .map(|i| {
+            let method = if i == 11 { "delete" } else { "get" };
+            json!({
+                "method": method, "path": format!("/repos/o/r/issues?page={i}"),
+                "status": 200, "response": {"id": 1000 + i, "title": format!("Issue {i}"),
+                    "body": "A long body of text that a row has no room for. ".repeat(6)},
+                "rawHeaders": ["Server", "example.com",
+                    "X-OAuth-Scopes", "delete_repo, repo, user",
+                    "X-RateLimit-Remaining", format!("{}", 4999 - i)],
+            })
+        })
+        .collect();
+    let q =
+        Query::from_hints(&Hints::new().with_query(
+            "what X-RateLimit-Remaining came back on the final DELETE of the repository?",
+        ))
+        .unwrap();
+    let mut builder = TableBuilder::default();
+    for call in &calls {
+        builder.add(call, Some(&q));
+    }
+    let t = builder.finish(Some(&q)).expect("a table");
+    let named = |_: &str| false;
+    // `delete` is in every record's scopes, but only one record's method.
+    assert!(t.hides_what_is_asked(&calls[11], Some(&q), &named));
+    assert!(!t.hides_what_is_asked(&calls[3], Some(&q), &named));
+}
+
+#[test]
+fn a_row_holds_the_values_in_column_order() {
+    let t = table("which results are open");
+    let row = row_of(&t.cells(&hits()[3]));
+    assert!(row.contains("https://example.com/o/r/pull/3"), "{row}");
+    assert!(row.contains("user3x"), "{row}");
+    assert!(row.contains("regression"), "{row}");
+    assert!(row.len() < 200, "{row}");
+}
+
+#[test]
+fn short_records_are_not_tabled() {
+    let mut builder = TableBuilder::default();
+    for i in 0..8 {
+        builder.add(
+            &json!({"id": i, "name": format!("n{i}"), "ok": i % 2 == 0}),
+            None,
+        );
+    }
+    assert!(builder.finish(None).is_none());
+}
+
+#[test]
+fn a_lists_one_object_shows_its_deeper_values() {
+    // A static analyzer's SARIF results: each finding's file and flagged code sit in its
+    // one location, four keys down.
+    let results: Vec<Value> = (0..12)
+        .map(|i| {
+            let level = if i == 9 { "warning" } else { "note" };
+            json!({
+                "ruleId": format!("FF10{}", i % 3), "level": level,
+                "message": {"text": "format/printf: If format strings can be influenced by an attacker, they can be exploited (CWE-134)."},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": format!("src/tool/file{i}.c"), "uriBaseId": "SRCROOT"},
+                    "region": {"startLine": 40 + i, "snippet": {"text": format!("\tprintf(fmt{i}, value);")}},
+                }}],
+                "fingerprints": {"contextHash/v1": format!("{i:064x}")},
+            })
+        })
+        .collect();
+    let mut builder = TableBuilder::default();
+    for result in &results {
+        builder.add(result, None);
+    }
+    let t = builder.finish(None).expect("a table");
+    let row = row_of(&t.cells(&results[9]));
+    assert!(row.contains("src/tool/file9.c"), "{row}");
+    assert!(row.contains("printf(fmt9, value);"), "{row}");
+    assert!(
+        t.header()
+            .contains("locations[0].physicalLocation.artifactLocation.uri")
+    );
+}
