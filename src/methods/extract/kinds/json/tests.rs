@@ -2,6 +2,7 @@
 
 use super::render::render_string;
 use super::*;
+use crate::methods::extract::doc::FieldValue;
 
 fn doc_of(text: &str) -> Doc<'static> {
     build_value(
