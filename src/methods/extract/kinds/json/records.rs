@@ -30,14 +30,20 @@ const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 const FULLER_SOURCE_FACTOR: usize = 10;
 /// Sibling records needed for the lists their rows show to count as values, rare or lacking.
 const MIN_LISTED_RECORDS: usize = 20;
+/// Objects a record's members must hold, as most of its members, for it to be a map of
+/// records keyed by name: a tree of settings has a few sections, not dozens.
+const MIN_KEYED_RECORDS: usize = 24;
+/// How deep in a record a column the query ranks by is looked for.
+const MAX_NESTED_DEPTH: usize = 6;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 
 /// Whether `item`, larger than `size`, is mostly lists of its own (members that are lists
-/// holding half its size or more: a home's rooms, modules and schedules): a container of
-/// records, not a tree of settings.
+/// holding half its size or more: a home's rooms, modules and schedules), or is itself a map
+/// of many objects keyed by name or id (a PDF's objects, a lock file's packages): a container
+/// of records, not a tree of settings.
 fn holds_its_records(item: &Value, size: usize) -> bool {
     let Value::Object(map) = item else {
         return item.is_array();
@@ -48,7 +54,8 @@ fn holds_its_records(item: &Value, size: usize) -> bool {
         .filter(|v| v.is_array())
         .map(|v| approx_len(v, whole))
         .sum();
-    lists * 2 >= whole.max(size)
+    let objects = map.values().filter(|v| v.is_object()).count();
+    lists * 2 >= whole.max(size) || (objects >= MIN_KEYED_RECORDS && objects * 4 >= map.len() * 3)
 }
 
 impl Builder<'_> {
@@ -309,8 +316,16 @@ impl Builder<'_> {
             let index = (siblings.first_field, &mut siblings.field_index);
             push_field(fields, index, key, unit, value);
         };
+        let ranks = |key: &str| {
+            self.query
+                .is_some_and(|q| q.ranks(key) || q.ranks_implied(key))
+        };
         for_each_scalar(item, "", 0, &mut |key, value| {
             let value = match value {
+                // A number written as a string (`"FileSize": "368214"`) is ranked as one.
+                Value::String(text) if ranks(key) && number_in(text).is_some() => {
+                    FieldValue::Number(number_in(text).unwrap_or_default())
+                }
                 // "The longest body": a text the query ranks by is ranked by its length, though
                 // its values all differ. Prose only: a link's length (`comments_url` of "the
                 // most comments") says nothing.
@@ -328,6 +343,32 @@ impl Builder<'_> {
             };
             add(&mut self.fields, key, value);
         });
+        // A column the query ranks by may sit deeper than the fields above reach, in a list
+        // of the record's parts (a file's tracks, a run's jobs): each record counts by its
+        // part at the end asked about.
+        if let Some(q) = self.query.filter(|q| !q.ranked.is_empty()) {
+            let mut nested: Vec<(String, f64)> = Vec::new();
+            nested_scalars(item, &mut String::new(), 0, false, &mut |key, value| {
+                let Some(x) = (match value {
+                    Value::Number(n) => n.as_f64(),
+                    Value::String(text) => number_in(text),
+                    _ => None,
+                }) else {
+                    return;
+                };
+                if !ranks(key) {
+                    return;
+                }
+                match nested.iter_mut().find(|(k, _)| k == key) {
+                    Some((_, kept)) if q.ends.high => *kept = kept.max(x),
+                    Some((_, kept)) => *kept = kept.min(x),
+                    None => nested.push((key.to_owned(), x)),
+                }
+            });
+            for (key, x) in nested {
+                add(&mut self.fields, &key, FieldValue::Number(x));
+            }
+        }
         if let (Some(table), Some(cells)) = (siblings.table, list_cells) {
             table.list_cells(cells, &mut |key, text| {
                 let value = FieldValue::Category(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
@@ -335,6 +376,52 @@ impl Builder<'_> {
             });
         }
     }
+}
+
+/// The number a string value writes (`"368214"`, `"-0.5"`), if that is all it holds.
+fn number_in(text: &str) -> Option<f64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// The scalars of `v` that [`for_each_scalar`] leaves out: those inside a list, or more than
+/// one object deep. Their keys name a list's items with `[]` (`media.track[].FileSize`).
+fn nested_scalars(
+    v: &Value,
+    path: &mut String,
+    depth: usize,
+    in_list: bool,
+    f: &mut dyn FnMut(&str, &Value),
+) {
+    if depth > MAX_NESTED_DEPTH {
+        return;
+    }
+    let base = path.len();
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                path.truncate(base);
+                if base > 0 {
+                    path.push('.');
+                }
+                path.push_str(k);
+                nested_scalars(x, path, depth + 1, in_list, f);
+            }
+        }
+        Value::Array(items) => {
+            path.push_str("[]");
+            for x in items {
+                nested_scalars(x, path, depth + 1, true, f);
+            }
+        }
+        // The top object's members, and those of its objects, are already fields.
+        _ if in_list || depth > 2 => f(path, v),
+        _ => {}
+    }
+    path.truncate(base);
 }
 
 /// What the records of one array share while each becomes a line.

@@ -978,3 +978,79 @@ fn flat_json_lines_are_rows_and_nested_messages_stay_whole() {
     );
     assert!(doc.text(1).contains("rendered"), "{}", doc.text(1));
 }
+
+/// A media report's records in the shape of `mediainfo --Output=JSON`: each file's sizes sit
+/// in an array of tracks, as numbers written as strings.
+fn media_report() -> Value {
+    let records: Vec<Value> = (0..40)
+        .map(|i| {
+            let size = if i == 23 { 368_214 } else { 3_000 + i * 17 };
+            serde_json::json!({
+                "creatingLibrary": {"name": "MediaInfoLib", "version": "23.04"},
+                "media": {
+                    "@ref": format!("/data/file{i}.png"),
+                    "track": [
+                        {"@type": "General", "FileExtension": "png", "FileSize": size.to_string()},
+                        {"@type": "Image", "Width": "640", "Height": "480", "ColorSpace": "RGB"}
+                    ]
+                }
+            })
+        })
+        .collect();
+    Value::Array(records)
+}
+
+#[test]
+fn a_ranked_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
+    let q = query_of("which file is the largest on disk, and what format does it have?");
+    let doc = build_value(&media_report(), Some(&q), 1000);
+    let sizes = doc
+        .fields
+        .iter()
+        .find(|f| f.name() == "media.track[].FileSize")
+        .expect("the nested size is a field");
+    let largest = sizes
+        .iter()
+        .filter_map(|(u, v)| match v {
+            FieldValue::Number(n) => Some((u, n)),
+            FieldValue::Category(_) => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("sizes are numbers");
+    assert_eq!(largest.1, 368_214.0);
+    assert!(doc.text(largest.0).contains("/data/file23.png"));
+    // Without a superlative nothing deeper than before becomes a field.
+    let plain = build_value(
+        &media_report(),
+        Some(&query_of("what format is file23?")),
+        1000,
+    );
+    assert!(plain.fields.iter().all(|f| !f.name().contains("[]")));
+}
+
+#[test]
+fn a_few_records_one_a_map_of_many_objects_are_walked_into() {
+    // `qpdf --json`: a header record, then one record holding every PDF object by id.
+    let objects: serde_json::Map<String, Value> = (0..200)
+        .map(|i| {
+            let value = if i == 57 {
+                serde_json::json!({"value": {"/Type": "/Font", "/BaseFont": "/AKEQKS+CMTT10"}})
+            } else {
+                serde_json::json!({"value": {"/Type": "/XObject", "/Length": i * 31, "/Filter": "/FlateDecode"}})
+            };
+            (format!("obj:{i} 0 R"), value)
+        })
+        .collect();
+    let doc = build_value(
+        &serde_json::json!({"qpdf": [{"jsonversion": 2, "maxobjectid": 200}, objects]}),
+        None,
+        1000,
+    );
+    let font: Vec<&str> = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .filter(|t| t.contains("CMTT10"))
+        .collect();
+    // The font is a unit of its own, not a sliver of one line cut to fit.
+    assert_eq!(font.len(), 1, "{font:?}");
+    assert!(!font[0].contains("/XObject"), "{font:?}");
+}
