@@ -151,6 +151,33 @@ pub(crate) fn stem(word: &mut String) {
     if n > 3 && (doubled || b[n - 1] == b'e') {
         word.truncate(n - 1);
     }
+    american(word);
+}
+
+/// British spellings meet American ones: a query about a "licence" or a "colour space" finds
+/// the `license` and `ColorSpace` of an output, and the other way round. Runs on stems, so
+/// `initialised` and `initialize` (`initialis`, `initializ`) meet too.
+fn american(stem: &mut String) {
+    let n = stem.len();
+    if n < 5 {
+        return;
+    }
+    if stem.ends_with("our") {
+        // colour, behaviour, favour, neighbour
+        stem.replace_range(n - 3.., "or");
+    } else if stem.ends_with("enc") {
+        // licence, defence, offence
+        stem.replace_range(n - 1.., "s");
+    } else if stem.ends_with("is") && n >= 6 {
+        // serialise, initialised, organisation
+        stem.replace_range(n - 1.., "z");
+    } else if stem.ends_with("tr") {
+        // centre, metre, litre
+        stem.replace_range(n - 2.., "ter");
+    } else if stem.ends_with("ogu") {
+        // catalogue, dialogue
+        stem.truncate(n - 1);
+    }
 }
 
 /// Words too common in questions to say anything about which part of an output matters.
@@ -201,6 +228,20 @@ mod tests {
         assert_eq!(words("this"), vec!["this"]);
         assert_eq!(words("does"), vec!["does"]);
         assert_eq!(words("keys"), words("key"));
+    }
+
+    #[test]
+    fn british_spellings_meet_american_ones() {
+        assert_eq!(words("licence"), words("license"));
+        assert_eq!(words("ColourSpace"), words("color_space"));
+        assert_eq!(words("behaviour"), words("behavior"));
+        assert_eq!(words("initialised"), words("initialized"));
+        assert_eq!(words("serialisation"), words("serialization"));
+        assert_eq!(words("centre"), words("center"));
+        assert_eq!(words("catalogue"), words("catalog"));
+        // Words that only look alike stay apart.
+        assert_ne!(words("license"), words("licensee"));
+        assert_eq!(words("this"), vec!["this"]);
     }
 
     #[test]
