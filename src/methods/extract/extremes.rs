@@ -15,8 +15,11 @@ const EXTREME_WEIGHT: f32 = 1.0;
 /// status of the failed jobs") scores this share of the best match of the query: the few
 /// records it sets apart are what the query asks about.
 const NAMED_RARE_SHARE: f32 = 0.5;
-/// A named column of more distinct values than this is a text, not a category.
+/// A named column of more distinct values than this is a text, not a category, unless its
+/// records are at least `CATEGORY_RECORDS_PER_VALUE` times as many (twenty licenses among 120
+/// crates).
 const MAX_NAMED_CATEGORY_VALUES: usize = 16;
+const CATEGORY_RECORDS_PER_VALUE: usize = 5;
 /// The same, among the records that match the query: the outlier the question is about.
 const MATCHED_RARE_WEIGHT: f32 = 3.0;
 const MATCHED_EXTREME_WEIGHT: f32 = 3.0;
@@ -109,8 +112,11 @@ pub(crate) fn add_field_signals(
     for (field, &ranked) in doc.fields.iter().zip(&ranked) {
         // A category of a few values (a license, a state), not a text of many (a message the
         // query asks to be given): its rare values are what sets records apart.
-        let named = query.is_some_and(|q| q.names_column(field.name()))
-            && distinct_values(field) <= MAX_NAMED_CATEGORY_VALUES;
+        let named = query.is_some_and(|q| q.names_column(field.name())) && {
+            let distinct = distinct_values(field);
+            distinct <= MAX_NAMED_CATEGORY_VALUES
+                || distinct * CATEGORY_RECORDS_PER_VALUE <= field.len()
+        };
         let weights = Weights {
             rare: if named {
                 RARE_VALUE_WEIGHT.max(best * NAMED_RARE_SHARE)

@@ -120,6 +120,33 @@ fn a_rare_value_of_a_column_the_query_names_outranks_rows_that_only_share_its_wo
 }
 
 #[test]
+fn a_named_column_of_many_values_among_many_more_records_is_still_a_category() {
+    // Twenty licenses among 120 crates: most share a few, the rest are each one crate's.
+    let mut table = String::from("name,license,description\n");
+    for i in 0..100 {
+        let license = ["Apache-2.0 OR MIT", "MIT", "MIT OR Unlicense"][i % 3];
+        table.push_str(&format!("crate{i},{license},helper {i}\n"));
+    }
+    for i in 0..19 {
+        table.push_str(&format!("odd{i},License-{i},odd one {i}\n"));
+    }
+    table.push_str("webpki-roots,CDLA-Permissive-2.0,roots\n");
+    let doc = csv::build(&table);
+    let q = Query::from_hints(&Hints::new().with_query(
+        "Which crates have a licence that is neither MIT nor Apache-2.0? Give each licence.",
+    ));
+    let mut query_scores = vec![0.0f32; doc.units.len()];
+    query_scores[1] = 10.0;
+    query_scores[2..12].fill(4.0);
+    let mut scores = query_scores.clone();
+    super::add_field_signals(&doc, &query_scores, q.as_ref(), &mut scores);
+    let weakest_match = scores[2..12].iter().copied().fold(f32::MAX, f32::min);
+    let last = doc.units.len() - 1;
+    assert!(doc.text(last).starts_with("webpki-roots"));
+    assert!(scores[last] > weakest_match, "{scores:?}");
+}
+
+#[test]
 fn a_superlative_ranks_by_the_column_after_it_not_by_one_it_asks_to_report() {
     let mut table = String::from("country,year,lifeExp,gdpPercap\n");
     for (c, country) in ["Kuwait", "Chad", "Peru", "Zimbabwe", "Japan"]
