@@ -276,45 +276,87 @@ const BOUND_WORDS_BEFORE: usize = 5;
 /// name what it bounds.
 pub(super) fn bounds(text: &str) -> Vec<Bound> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
-    let mut bounds = Vec::new();
     let mut buf = String::new();
-    for i in 0..tokens.len() {
+    thresholds(&tokens)
+        .filter_map(|t| {
+            let mut from = t.at;
+            while from > 0
+                && t.at - from < BOUND_WORDS_BEFORE
+                && !tokens[from - 1].ends_with(CLAUSE_ENDS)
+            {
+                from -= 1;
+            }
+            let mut words = std::collections::HashSet::default();
+            for token in &tokens[from..t.at] {
+                for_each_word(token, &mut buf, |w| {
+                    words.insert(w.to_owned());
+                });
+            }
+            (!words.is_empty()).then_some(Bound {
+                words,
+                value: t.value,
+                above: t.above,
+            })
+        })
+        .collect()
+}
+
+/// `text` without the whole numbers of its thresholds: the 72 of "scored below 72 points" is
+/// a bound on a column, not a word to find (a chain of 72 locations is not asked about). A
+/// number with a point stays: "Python below 3.14" is also a version the output writes.
+pub(super) fn without_threshold_numbers(text: &str) -> Cow<'_, str> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let whole = |t: &str| {
+        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    };
+    let numbers: Vec<usize> = thresholds(&tokens)
+        .map(|t| t.number_at)
+        .filter(|&i| whole(tokens[i]))
+        .collect();
+    if numbers.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = (tokens.iter().enumerate())
+        .filter(|(i, _)| !numbers.contains(i))
+        .map(|(_, t)| *t)
+        .collect();
+    Cow::Owned(kept.join(" "))
+}
+
+/// A threshold of a query: the token of its word, the token of its number, that number, and
+/// whether values above it pass.
+struct Threshold {
+    at: usize,
+    number_at: usize,
+    value: f64,
+    above: bool,
+}
+
+/// The thresholds among `tokens`: a threshold word followed by a number.
+fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
+    (0..tokens.len()).filter_map(move |i| {
         let than = tokens.get(i + 1).is_some_and(|t| bare(t) == "than");
         let (above, number_at) = match bare(tokens[i]).as_str() {
             "above" | "over" | "exceeds" | "exceeding" | "exceed" => (true, i + 1),
             "more" | "greater" | "higher" | "larger" | "longer" | "slower" if than => (true, i + 2),
             "below" | "under" => (false, i + 1),
             "less" | "fewer" | "lower" | "smaller" | "shorter" | "faster" if than => (false, i + 2),
-            _ => continue,
+            _ => return None,
         };
-        let Some(value) = tokens
+        let value = tokens
             .get(number_at)
             .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
             .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-            .and_then(parse_quantity)
-        else {
-            continue;
-        };
-        let mut from = i;
-        while from > 0 && i - from < BOUND_WORDS_BEFORE && !tokens[from - 1].ends_with(CLAUSE_ENDS)
-        {
-            from -= 1;
-        }
-        let mut words = std::collections::HashSet::default();
-        for token in &tokens[from..i] {
-            for_each_word(token, &mut buf, |w| {
-                words.insert(w.to_owned());
-            });
-        }
-        if !words.is_empty() {
-            bounds.push(Bound {
-                words,
-                value,
-                above,
-            });
-        }
-    }
-    bounds
+            .and_then(parse_quantity)?;
+        Some(Threshold {
+            at: i,
+            number_at,
+            value,
+            above,
+        })
+    })
 }
 
 /// Which ends of a column `text` asks about: only the high end when it has a word for the

@@ -271,3 +271,13 @@ fn a_key_of_short_forms_run_together_is_ranked_by_their_words() {
     // A short form of one ranked word beside one of none, or of one word twice, is not.
     assert!(!query.ranks("mathscr") && !query.ranks("readscr") && !query.ranks("tottot"));
 }
+
+#[test]
+fn a_threshold_s_whole_number_bounds_a_column_and_is_not_a_word_to_find() {
+    let q = query("list every inspection that scored below 72 points, and the year");
+    assert!(q.word_index("72").is_none());
+    assert!(q.bound_on("inspection_score").is_some());
+    // A number with a point may be a version the output writes.
+    let q = query("which httpx does it require on Python below 3.14?");
+    assert!(q.exact.iter().any(|e| e == "3.14") || q.word_index("3.14").is_some());
+}
