@@ -9,7 +9,7 @@ use super::Hints;
 use super::terms::{for_each_word, is_stopword};
 use phrases::{
     absent_words, asks_about_the_end, bounds, ends_asked, ranked_words, without_exclusions,
-    without_threshold_numbers,
+    without_self_description, without_threshold_numbers,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, is_decimal_number, is_identifier_like,
@@ -273,7 +273,7 @@ impl Query {
         let mut query = Query::default();
         if let Some(text) = hints.query {
             let text = without_exclusions(text);
-            query.add_text(&without_threshold_numbers(&text));
+            query.add_text(&without_threshold_numbers(&without_self_description(&text)));
             query.ends = ends_asked(&text);
             query.ranked = ranked_words(&text);
             query.absent = absent_words(&text);

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::super::doc::parse_quantity;
-use super::super::terms::for_each_word;
+use super::super::terms::{for_each_word, is_stopword};
 use super::{Bound, Ends, Ranked, WordHash};
 
 /// Words that ask for the largest values of a column.
@@ -321,6 +321,74 @@ pub(super) fn without_threshold_numbers(text: &str) -> Cow<'_, str> {
     let kept: Vec<&str> = (tokens.iter().enumerate())
         .filter(|(i, _)| !numbers.contains(i))
         .map(|(_, t)| *t)
+        .collect();
+    Cow::Owned(kept.join(" "))
+}
+
+/// Nouns that name a tool output as a whole: "this restaurant inspection table", "these nova
+/// logs".
+const OUTPUT_NOUNS: &[&str] = &[
+    "table",
+    "log",
+    "logs",
+    "report",
+    "output",
+    "listing",
+    "dump",
+    "file",
+    "csv",
+    "json",
+    "changelog",
+    "page",
+    "manual",
+    "schema",
+    "dataset",
+    "data",
+    "trace",
+    "model",
+    "diff",
+    "document",
+    "export",
+    "run",
+];
+/// How many words may describe an output between "this" and its noun.
+const MAX_DESCRIPTION_WORDS: usize = 4;
+
+/// `text` without the words that describe the output as a whole ("From this restaurant
+/// inspection table, list …"): they are what every part of it is about, so the parts that
+/// happen to repeat them (the rows of restaurants among bakeries and delis) are no more the
+/// answer than the rest.
+pub(super) fn without_self_description(text: &str) -> Cow<'_, str> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut dropped = vec![false; tokens.len()];
+    for (i, token) in tokens.iter().enumerate() {
+        if !matches!(bare(token).as_str(), "this" | "these") {
+            continue;
+        }
+        for j in i + 1..tokens.len().min(i + 2 + MAX_DESCRIPTION_WORDS) {
+            // A description is names and modifiers: "these is the failed run" is a sentence.
+            if tokens[j - 1].ends_with(CLAUSE_ENDS) || is_stopword(&bare(tokens[j])) {
+                break;
+            }
+            if OUTPUT_NOUNS.contains(&bare(tokens[j]).as_str()) {
+                dropped[i + 1..=j].fill(true);
+                break;
+            }
+        }
+    }
+    if !dropped.contains(&true) {
+        return Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = (tokens.iter().zip(&dropped))
+        .map(|(t, &d)| {
+            // The clause's closing mark stays: it still ends the words before it.
+            if d {
+                &t[t.trim_end_matches(CLAUSE_ENDS).len()..]
+            } else {
+                t
+            }
+        })
+        .filter(|t| !t.is_empty())
         .collect();
     Cow::Owned(kept.join(" "))
 }

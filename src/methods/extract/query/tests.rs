@@ -281,3 +281,20 @@ fn a_threshold_s_whole_number_bounds_a_column_and_is_not_a_word_to_find() {
     let q = query("which httpx does it require on Python below 3.14?");
     assert!(q.exact.iter().any(|e| e == "3.14") || q.word_index("3.14").is_some());
 }
+
+#[test]
+fn the_words_that_describe_the_whole_output_are_not_words_to_find() {
+    let q = query(
+        "From this restaurant inspection table, list every business that scored below 72 points.",
+    );
+    assert!(q.word_index("restaurant").is_none());
+    assert!(q.word_index("table").is_none());
+    assert!(q.word_index("point").is_some());
+    // The description still tells which column a threshold bounds.
+    assert!(q.bound_on("inspection_score").is_some());
+    // "This" of anything but the output keeps its words.
+    let q = query("which restaurant scored lowest, and what does this chain sell?");
+    assert!(q.word_index("restaurant").is_some());
+    let q = query("Which of these is the failed run?");
+    assert!(q.word_index("run").is_some());
+}
