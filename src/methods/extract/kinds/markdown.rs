@@ -46,7 +46,7 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
         let line = &text[span.clone()];
         let trimmed = line.trim();
         let heading_parent = headings.last().map(|&(_, u)| u);
-        if is_fence(trimmed, in_fence) {
+        if is_fence(trimmed, in_fence) && (in_fence || closes_later(text, &spans[i + 1..])) {
             in_fence = !in_fence;
             fence_lines = 0;
             open = None;
@@ -197,6 +197,14 @@ fn is_fence(trimmed: &str, in_fence: bool) -> bool {
     in_fence || !rest.trim_start_matches('`').contains('`')
 }
 
+/// Whether a fence opened before `rest` closes in it. A fence that never closes is a line
+/// of prose quoting a command between backticks (restic's changelog: "``` restic -r … init"
+/// on one line, "/srv/restic-repo ```" ending the next), not a block running to the end.
+fn closes_later(text: &str, rest: &[std::ops::Range<usize>]) -> bool {
+    rest.iter()
+        .any(|span| is_fence(text[span.clone()].trim(), true))
+}
+
 fn is_list_item(trimmed: &str) -> bool {
     if trimmed.starts_with("- ") || trimmed.starts_with("* ") || trimmed.starts_with("+ ") {
         return true;
@@ -283,6 +291,27 @@ mod tests {
                 Some("<h3 name=\"x\">\nWhy?\n</h3>")
             ]
         );
+    }
+
+    #[test]
+    fn a_fence_that_never_closes_is_a_line_of_prose() {
+        // A changelog quoting a command between backticks over two lines, then a release.
+        let text = "Changelog for tool 0.14.0\n=========================\n\n * Change #1: use\n   ``` tool -r /srv/repo init\n   /srv/repo ```\n\nChangelog for tool 0.11.0\n=========================\n\n * Enh #340: Add VSS support\n";
+        let doc = build(text.into(), ContentKind::Markdown);
+        let vss = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains("VSS"))
+            .unwrap();
+        let parent = doc.units[vss].parent.get().map(|p| doc.text(p));
+        assert_eq!(
+            parent,
+            Some("Changelog for tool 0.11.0\n=========================")
+        );
+        // A fence that closes is still a block.
+        let doc = build(
+            "# A\n\n```\n# not a heading\n```\n".into(),
+            ContentKind::Markdown,
+        );
+        assert_eq!(doc.units.iter().filter(|u| u.prior > 0.0).count(), 1);
     }
 
     #[test]
