@@ -139,6 +139,12 @@ pub(crate) fn to_text(html: &str) -> String {
                 } else if name == "dt" && in_pre == 0 && !is_link_only(&html[i..]) {
                     out.push_str(&"#".repeat((heading_level + lists.max(1)).min(6)));
                     out.push(' ');
+                } else if name == "p" && in_pre == 0 && is_named_entry(tag, &html[i..]) {
+                    // `<p id="debounce"><b class="header">debounce</b><code>…`: a reference
+                    // written by hand, each entry a paragraph with an id that opens with its
+                    // name in bold, heads the paragraphs after it as a definition term does.
+                    out.push_str(&"#".repeat((heading_level + 1).min(6)));
+                    out.push(' ');
                 }
             }
         }
@@ -168,6 +174,19 @@ fn is_anchored_name(tag: &str, rest: &str) -> bool {
             after
                 .get(..open.len())
                 .is_some_and(|a| a.eq_ignore_ascii_case(open))
+        })
+}
+
+/// Whether the `<p …>` tag `tag` has an id and its content, `rest`, opens with a bold or
+/// code name (its attributes aside: `<b class="header">`).
+fn is_named_entry(tag: &str, rest: &str) -> bool {
+    let lower = tag.to_ascii_lowercase();
+    let rest = rest.trim_start();
+    (lower.contains(" id=") || lower.contains("\tid="))
+        && ["<b", "<strong", "<code", "<tt"].iter().any(|open| {
+            rest.get(..open.len())
+                .is_some_and(|a| a.eq_ignore_ascii_case(open))
+                && rest[open.len()..].starts_with(['>', ' '])
         })
 }
 
@@ -360,6 +379,21 @@ mod tests {
             to_text(html),
             "### Data\n#### rollPeriod #\nNumber of days to average.\nDefault: 1\n\
              Plain text after an anchor is no name.\n"
+        );
+    }
+
+    #[test]
+    fn a_paragraph_with_an_id_opening_with_a_bold_name_heads_its_entry() {
+        // Underscore's reference: each function a paragraph with an id, its name in bold and
+        // its signature in code, its other paragraphs and example after it.
+        let html = "<h2>Functions</h2><p id=\"debounce\"><b class=\"header\">debounce</b>\
+            <code>_.debounce(function, wait)</code><br />Postpones its execution.</p>\
+            <p>Pass true to trigger on the leading edge.</p>\
+            <p id=\"plain\">Plain text with an id is no name.</p>";
+        assert_eq!(
+            to_text(html),
+            "## Functions\n### debounce_.debounce(function, wait)\nPostpones its execution.\n\
+             Pass true to trigger on the leading edge.\nPlain text with an id is no name.\n"
         );
     }
 
