@@ -81,31 +81,38 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
             "warn" | "warning" if bracketed => Some(Level::Warn),
             "info" | "notice" if bracketed => Some(Level::Info),
             "debug" | "trace" if bracketed => Some(Level::Debug),
-            // Android logcat: a one-letter level after the pid and tid.
+            // Android logcat: a one-letter level after the pid and tid; socat's after its
+            // `socat[24048]` (`N` a notice).
             "E" | "F" if previous_numeric => Some(Level::Error),
             "W" if previous_numeric => Some(Level::Warn),
-            "I" if previous_numeric => Some(Level::Info),
+            "I" | "N" if previous_numeric => Some(Level::Info),
             "D" | "V" if previous_numeric => Some(Level::Debug),
             _ => None,
         };
         if level.is_some() {
             return level;
         }
-        previous_numeric = !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+        previous_numeric =
+            (!w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) || is_process_tag(word);
     }
     None
 }
 
 /// The process a syslog line names among its first words: `in.tftpd[21825]:`.
 fn process_tag(line: &str) -> Option<&str> {
-    line.split_ascii_whitespace().take(6).find(|word| {
-        let word = word.strip_suffix(':').unwrap_or(word);
-        word.strip_suffix(']')
-            .and_then(|w| w.split_once('['))
-            .is_some_and(|(name, pid)| {
-                !name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
-            })
-    })
+    line.split_ascii_whitespace()
+        .take(6)
+        .find(|word| is_process_tag(word))
+}
+
+/// Whether `word` is a process and its pid: `in.tftpd[21825]:`, `socat[24048]`.
+fn is_process_tag(word: &str) -> bool {
+    let word = word.strip_suffix(':').unwrap_or(word);
+    word.strip_suffix(']')
+        .and_then(|w| w.split_once('['))
+        .is_some_and(|(name, pid)| {
+            !name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// Spreads a status over a template's bits (the golden ratio's, as Fibonacci hashing does).
@@ -333,6 +340,16 @@ mod tests {
             explicit_level("03-17 16:13:38.811  1702  2395 W Foo: x"),
             Some(Level::Warn)
         );
+        // socat: a one-letter level after the process and its pid.
+        assert_eq!(
+            explicit_level("2026/11/28 17:50:46 socat[24048] W exiting on signal 15"),
+            Some(Level::Warn)
+        );
+        assert_eq!(
+            explicit_level("2026/11/28 17:50:31 socat[24075] N inactivity timeout triggered"),
+            Some(Level::Info)
+        );
+        assert_eq!(explicit_level("see socat W for the rest"), None);
         assert_eq!(
             explicit_level("[2026-11-28 03:53:06,141: WARNING/MainProcess] No hostname"),
             Some(Level::Warn)
