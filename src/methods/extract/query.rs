@@ -172,6 +172,12 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("environment", "env"),
 ];
 
+/// Words a log writes for the same outcome: a query about refused logins finds "password
+/// rejected for bob" and "access denied".
+const SYNONYMS: &[&[&str]] = &[&[
+    "refused", "refuse", "rejected", "reject", "denied", "deny", "declined", "decline",
+]];
+
 /// Whether a word of `name` is one of `words`.
 fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>) -> bool {
     if words.is_empty() {
@@ -412,6 +418,22 @@ impl Query {
             super::terms::stem(&mut stemmed);
             if let Some(&i) = self.words.get(&stemmed) {
                 self.index.entry(short.to_owned()).or_insert(i);
+            }
+        }
+        for group in SYNONYMS {
+            let stems: Vec<String> = group
+                .iter()
+                .map(|w| {
+                    stemmed.clear();
+                    stemmed.push_str(w);
+                    super::terms::stem(&mut stemmed);
+                    stemmed.clone()
+                })
+                .collect();
+            if let Some(i) = stems.iter().find_map(|w| self.words.get(w).copied()) {
+                for w in stems {
+                    self.index.entry(w).or_insert(i);
+                }
             }
         }
         for (word, &i) in &self.words {

@@ -298,3 +298,18 @@ fn the_words_that_describe_the_whole_output_are_not_words_to_find() {
     let q = query("Which of these is the failed run?");
     assert!(q.word_index("run").is_some());
 }
+
+#[test]
+fn a_refusal_is_found_by_any_of_the_words_logs_write_for_it() {
+    let q = query("which logins were refused, and for which accounts?");
+    let refused = q.word_index("refus");
+    assert!(refused.is_some());
+    for word in ["reject", "deni", "deny", "declin"] {
+        assert_eq!(q.word_index(word), refused, "{word}");
+    }
+    assert!(
+        query("which logins succeeded?")
+            .word_index("reject")
+            .is_none()
+    );
+}
