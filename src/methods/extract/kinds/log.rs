@@ -67,9 +67,11 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
     let mut previous_numeric = false;
     for word in line.split_ascii_whitespace().take(8) {
         let bracketed = word.starts_with('[') || word.starts_with('<');
-        let w = word.trim_matches(|c: char| "[]()<>:,-|".contains(c));
+        let whole = word.trim_matches(|c: char| "[]()<>:,-|".contains(c));
         // Celery's `WARNING/MainProcess`: the level, then the process that logged.
-        let w = w.split_once('/').map_or(w, |(level, _)| level);
+        let w = whole.split_once('/').map_or(whole, |(level, _)| level);
+        // A one-letter level is a word of its own: the `I` of `I/O error` is none.
+        let after_number = previous_numeric && w == whole;
         let level = match w {
             "FATAL" | "CRITICAL" | "CRIT" | "SEVERE" | "ERROR" | "ERR" | "EMERG" | "ALERT" => {
                 Some(Level::Error)
@@ -83,10 +85,10 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
             "debug" | "trace" if bracketed => Some(Level::Debug),
             // Android logcat: a one-letter level after the pid and tid; socat's after its
             // `socat[24048]` (`N` a notice).
-            "E" | "F" if previous_numeric => Some(Level::Error),
-            "W" if previous_numeric => Some(Level::Warn),
-            "I" | "N" if previous_numeric => Some(Level::Info),
-            "D" | "V" if previous_numeric => Some(Level::Debug),
+            "E" | "F" if after_number => Some(Level::Error),
+            "W" if after_number => Some(Level::Warn),
+            "I" | "N" if after_number => Some(Level::Info),
+            "D" | "V" if after_number => Some(Level::Debug),
             _ => None,
         };
         if level.is_some() {
@@ -350,6 +352,10 @@ mod tests {
             Some(Level::Info)
         );
         assert_eq!(explicit_level("see socat W for the rest"), None);
+        assert_eq!(
+            explicit_level("Nov 28 10:00:00 host smartd[812]: I/O error on /dev/sda"),
+            None
+        );
         assert_eq!(
             explicit_level("[2026-11-28 03:53:06,141: WARNING/MainProcess] No hostname"),
             Some(Level::Warn)
