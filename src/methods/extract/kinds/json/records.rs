@@ -321,11 +321,15 @@ impl Builder<'_> {
                 .is_some_and(|q| q.ranks(key) || q.ranks_implied(key))
         };
         for_each_scalar(item, "", 0, &mut |key, value| {
+            // A number written as a string (`"FileSize": "368214"`) is ranked as one.
+            if let Value::String(text) = value
+                && ranks(key)
+                && let Some(x) = number_in(text)
+            {
+                add(&mut self.fields, key, FieldValue::Number(x));
+                return;
+            }
             let value = match value {
-                // A number written as a string (`"FileSize": "368214"`) is ranked as one.
-                Value::String(text) if ranks(key) && number_in(text).is_some() => {
-                    FieldValue::Number(number_in(text).unwrap_or_default())
-                }
                 // "The longest body": a text the query ranks by is ranked by its length, though
                 // its values all differ. Prose only: a link's length (`comments_url` of "the
                 // most comments") says nothing.
