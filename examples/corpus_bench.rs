@@ -111,7 +111,10 @@ fn load_cases(dir: &Path, filter: Option<&str>) -> Result<Vec<Case>, String> {
         let Some(input_path) = input_path else {
             continue;
         };
-        let input = std::fs::read_to_string(&input_path)
+        // An output in a legacy encoding (an HTML page in Latin-1) is read as `condense
+        // compress` reads it: invalid bytes become U+FFFD.
+        let input = std::fs::read(&input_path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .map_err(|e| format!("{}: {e}", input_path.display()))?;
         let case: serde_json::Value = std::fs::read_to_string(path.join("case.json"))
             .ok()
