@@ -161,11 +161,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let fenced = lines
         .iter()
         .any(|l| l.trim_start().starts_with("```") || has_markdown_link(l));
-    let underlined = || {
-        (0..lines.len())
-            .filter(|&i| is_setext_heading(&lines, i))
-            .count()
-    };
+    let underlined = || distinct_setext_headings(&lines);
     if code && !fenced && underlined() < 2 {
         return (ContentKind::Code, None);
     }
@@ -286,8 +282,21 @@ fn is_setext_heading(lines: &[&str], i: usize) -> bool {
         && !boxed
 }
 
+/// How many different texts are underlined as headings. A report that boxes each of its
+/// entries under one title (Cython's `Error compiling Cython file:` over a ruler, before each
+/// error) underlines one text many times; a document's headings differ.
+fn distinct_setext_headings(lines: &[&str]) -> usize {
+    let mut texts: Vec<&str> = (0..lines.len())
+        .filter(|&i| is_setext_heading(lines, i))
+        .map(|i| lines[i - 1].trim())
+        .collect();
+    texts.sort_unstable();
+    texts.dedup();
+    texts.len()
+}
+
 fn looks_like_markdown(lines: &[&str]) -> bool {
-    let mut headings = 0;
+    let mut headings = distinct_setext_headings(lines);
     let mut marks = 0;
     let hashed = |i: usize| lines.get(i).is_some_and(|l| l.starts_with('#'));
     // A test report's lines (TAP's `ok 3 - …`, `not ok 4 - …`) make its `# Subtest:` lines
@@ -310,8 +319,10 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
         let in_comment_block = hashed(i + 1) || (i > 0 && hashed(i - 1));
         let atx =
             t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
-        if atx || is_setext_heading(lines, i) {
+        if atx {
             headings += 1;
+        } else if is_setext_heading(lines, i) {
+            // Counted above, once per text.
         } else if t.starts_with("```")
             || t.starts_with("* ")
             || t.starts_with("- ")

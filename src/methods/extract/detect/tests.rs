@@ -127,6 +127,21 @@ fn test_reports_with_boxed_titles_or_subtest_comments_are_not_markdown() {
 }
 
 #[test]
+fn a_report_that_underlines_one_title_before_each_entry_is_not_markdown() {
+    // Cython boxes each error's snippet under `Error compiling Cython file:` and a ruler.
+    let mut report = String::from("warning: a.pyx:3:7: implicit declaration of 'yaml'\n");
+    for line in [12, 40, 77] {
+        report.push_str(&format!(
+            "\nError compiling Cython file:\n{ruler}\n...\n    cdef int n = 0\n        \
+             return m\n               ^\n{ruler}\na.pyx:{line}:15: undeclared name not \
+             builtin: m\n",
+            ruler = "-".repeat(60)
+        ));
+    }
+    assert_eq!(detect(&report).0, ContentKind::Text);
+}
+
+#[test]
 fn a_config_file_of_comment_blocks_is_not_markdown() {
     // The shape of redis.conf or java.security: prose in `#` blocks over settings.
     let text = "# Redis configuration file example.\n#\n# Note that in order to read the \
