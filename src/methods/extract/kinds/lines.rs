@@ -9,8 +9,8 @@ use crate::methods::extract::kinds::line_records::{
     are_headed_fields, field_name, first_word, record_key,
 };
 use crate::methods::extract::kinds::report_lines::{
-    is_compiler_context, is_diagnostic_head, is_failed_test, is_horizontal_rule, is_pytest_error,
-    is_run_tally,
+    is_compiler_context, is_diagnostic_head, is_failed_test, is_horizontal_rule,
+    is_located_message, is_pytest_error, is_run_tally,
 };
 
 /// How lines are read.
@@ -46,6 +46,9 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // under it up to the next blank line are its entries.
     let mut heading: Option<usize> = None;
     let mut since_error: Option<usize> = None;
+    // The error line a located message below it concludes (Cython's `Error compiling Cython
+    // file:` over a snippet, then `path:12:5: Cannot assign …`).
+    let mut unconcluded_error: Option<usize> = None;
     // gcc's `file.c: In function ‘f’:` line: the function the diagnostics under it are in.
     let mut compiler_context: Option<usize> = None;
     // Whether the line before was indented: an unindented line after indented ones starts the
@@ -61,13 +64,19 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             heading = None;
             // Diagnostics are separated by blank lines: an error's detail ends there.
             since_error = None;
+            unconcluded_error = None;
             after_diagnostic_head = false;
             continue;
         }
         let diagnostic = style == Style::Text && is_diagnostic_head(line);
         // rustc's `--> src/lib.rs:888:13` under a diagnostic's first line says where it is.
-        let location_of =
-            (after_diagnostic_head && trimmed.starts_with("--> ")).then(|| units.len() - 1);
+        let location_of = if after_diagnostic_head && trimmed.starts_with("--> ") {
+            Some(units.len() - 1)
+        } else if style == Style::Text && is_located_message(line) {
+            unconcluded_error.take()
+        } else {
+            None
+        };
         after_diagnostic_head = diagnostic;
         let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
             || (headed_fields
@@ -121,7 +130,10 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         if !is_closing(trimmed) {
             scopes.push((indent, index));
         }
-        let level = if style == Style::Text && (is_pytest_error(line) || is_failed_test(line)) {
+        let concludes_error = location_of.is_some() && !trimmed.starts_with("--> ");
+        let level = if style == Style::Text
+            && (is_pytest_error(line) || is_failed_test(line) || concludes_error)
+        {
             Level::Error
         } else {
             doc::level_from_words(line)
@@ -147,6 +159,9 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             // A located warning (`file:12:3: warning: …`) has its snippet below it too.
             if level == Level::Error || (level == Level::Warn && diagnostic) {
                 since_error = Some(0);
+            }
+            if level == Level::Error && !diagnostic && !concludes_error {
+                unconcluded_error = Some(index);
             }
         }
         units.push(Unit {
@@ -429,6 +444,22 @@ fpr:::::::::41587F7DB8C774BCCF131416762F67A0B2C39DE4:\n";
         let text = "src/a.rs:10:    pub(crate) fn detect(x: u8) {\nsrc/a.rs:20:    detect(1);\n";
         let doc = build(text, Style::Text);
         assert!(doc.units[0].prior > doc.units[1].prior);
+    }
+
+    #[test]
+    fn a_located_message_under_an_error_report_concludes_it() {
+        let ruler = "-".repeat(60);
+        let text = format!(
+            "Error compiling Cython file:\n{ruler}\n...\n        return m\n               \
+             ^\n{ruler}\na.pyx:77:15: undeclared name not builtin: m\n\n\
+             a.pyx:80:1: note: this one stands alone\n"
+        );
+        let doc = build(&text, Style::Text);
+        // The message is the error's: kept with its first line, an error itself.
+        assert_eq!(doc.units[0].parent.get(), Some(6));
+        assert_eq!(doc.units[6].level, Level::Error);
+        // A located line after a blank one concludes nothing.
+        assert_ne!(doc.units[7].level, Level::Error);
     }
 
     #[test]

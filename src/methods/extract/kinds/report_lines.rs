@@ -16,13 +16,15 @@ pub(super) fn is_diagnostic_head(line: &str) -> bool {
     if !line.starts_with(char::is_whitespace) && severity_at(line) {
         return true;
     }
-    // Skip `path:line:` and an optional `col:`, then expect a severity. A path has no space:
-    // most lines end the search at their first word.
-    let Some(colon) = memchr::memchr2(b':', b' ', line.as_bytes()).filter(|&i| i > 0) else {
-        return false;
-    };
+    after_location(line).is_some_and(severity_at)
+}
+
+/// What follows a line's leading `path:line:` and optional `col:`, if it starts with them.
+/// A path has no space: most lines end the search at their first word.
+fn after_location(line: &str) -> Option<&str> {
+    let colon = memchr::memchr2(b':', b' ', line.as_bytes()).filter(|&i| i > 0)?;
     if line.as_bytes()[colon] != b':' {
-        return false;
+        return None;
     }
     let mut rest = &line[colon + 1..];
     let mut numbers = 0;
@@ -33,8 +35,19 @@ pub(super) fn is_diagnostic_head(line: &str) -> bool {
         numbers += 1;
         rest = after;
     }
-    numbers >= 1 && severity_at(rest)
+    (numbers >= 1).then_some(rest)
 }
+
+/// A located message with no severity of its own (`msgpack/_packer.pyx:173:51: Call with
+/// wrong number of arguments`): under an error's report (Cython's `Error compiling Cython
+/// file:` and its snippet) it is the error's message.
+pub(super) fn is_located_message(line: &str) -> bool {
+    !line.starts_with(char::is_whitespace)
+        && after_location(line).is_some_and(|rest| rest.trim().len() >= MIN_MESSAGE_BYTES)
+}
+
+/// A located message says something: more than a word or two.
+const MIN_MESSAGE_BYTES: usize = 12;
 
 /// A test runner's line for one test that did not pass: `test name ... FAILED` (cargo test,
 /// trybuild's `... mismatch`), `path::name FAILED` (pytest -v), `✕ name` (jest). Passing and
