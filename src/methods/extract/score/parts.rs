@@ -8,6 +8,12 @@ use super::super::query::Query;
 
 /// The share of a heading's query match its first paragraphs gain, in order.
 const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
+/// The share of a named heading's match a section under it gains as its own heading's.
+const SUBSECTION_SHARE: f32 = 0.8;
+/// A heading is named when its match is at least this share of the best heading's, and at
+/// most this many are.
+const NAMED_SECTION_SHARE: f32 = 0.8;
+const MAX_NAMED_SECTIONS: usize = 2;
 /// A section of at most this many units under a heading the query names is read whole.
 const MAX_SHORT_SECTION: usize = 8;
 /// The best unit holding a query word that at most [`MAX_RARE_WORD_UNITS`] units hold ranks
@@ -30,6 +36,7 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
             section_units[p] += 1;
         }
     }
+    let heading_match = named_section_matches(doc, query_scores, &section_units);
     let last_share = LEAD_SHARES[LEAD_SHARES.len() - 1];
     let mut lead = 0;
     let mut parent = None;
@@ -46,9 +53,59 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
             None if section_units[p] as usize <= MAX_SHORT_SECTION => last_share,
             None => 0.0,
         };
-        scores[u] += share * query_scores[p];
+        scores[u] += share * heading_match[p];
         lead += 1;
     }
+}
+
+/// Each heading's query match, as the sections under it gain from it. The heading the query
+/// singles out reaches the sections under it too: "the breaking changes in v0.18.0" names
+/// `# v0.18.0`, and the `## Bugfixes` under it is that release's, though its own words match
+/// nothing. Only a heading that matches far better than all but one other, over a part of the
+/// document (not its title, over all of it), is such a heading.
+fn named_section_matches(doc: &Doc<'_>, query_scores: &[f32], section_units: &[u32]) -> Vec<f32> {
+    let n = doc.units.len();
+    let mut heading_match: Vec<f32> = (0..n)
+        .map(|u| {
+            if section_units[u] > 0 {
+                query_scores[u]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let best = heading_match.iter().copied().fold(0.0f32, f32::max);
+    let named: Vec<usize> = (0..n)
+        .filter(|&u| best > 0.0 && heading_match[u] >= NAMED_SECTION_SHARE * best)
+        .collect();
+    if named.is_empty() || named.len() > MAX_NAMED_SECTIONS {
+        return heading_match;
+    }
+    // How many units each heading's section holds, its subsections' included: children come
+    // after their parents, so one pass from the end.
+    let mut held = vec![1usize; n];
+    for u in (0..n).rev() {
+        if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
+            held[p] += held[u];
+        }
+    }
+    let mut reach = vec![0.0f32; n];
+    for &h in &named {
+        if held[h] * 2 <= n {
+            reach[h] = heading_match[h];
+        }
+    }
+    // Parents come before their children: one pass in order carries the match down.
+    for u in 0..n {
+        if section_units[u] > 0
+            && let Some(p) = doc.units[u].parent.get().filter(|&p| p < u)
+            && reach[p] > 0.0
+        {
+            reach[u] = reach[u].max(SUBSECTION_SHARE * reach[p]);
+            heading_match[u] = heading_match[u].max(reach[u]);
+        }
+    }
+    heading_match
 }
 
 /// A query word few units hold is one part of what is asked ("which value rotates on
@@ -139,6 +196,29 @@ mod tests {
         // The other section's paragraph holds more of the query's words; the fourth paragraph
         // of the named section still ranks clearly above it.
         assert!(s[fourth] > s[other] + 2.0, "{} vs {}", s[fourth], s[other]);
+    }
+
+    #[test]
+    fn the_subsections_of_a_release_the_query_names_gain_from_it() {
+        let mut text = String::from("# Changelog\n\n");
+        let names = ["alpha", "bravo", "charlie", "delta", "echo"];
+        for (minor, name) in (15..20).rev().zip(names) {
+            text.push_str(&format!(
+                "## v0.{minor}.0\n\n### Bugfixes\n\n- Fixed the {name} pager when the \
+                 terminal is narrow\n\n### Other\n\n- Bumped the minimum compiler to \
+                 the {name} release\n\n"
+            ));
+        }
+        let doc = markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(
+            &Hints::new().with_query("which bugs were fixed in v0.18.0, and what did it bump?"),
+        );
+        let s = score(&doc, q.as_ref());
+        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
+        // v0.19.0 holds alpha, v0.18.0 bravo.
+        let named = unit("- Fixed the bravo").expect("the named release's fix");
+        let other = unit("- Fixed the charlie").expect("another release's fix");
+        assert!(s[named] > s[other] + 2.0, "{} vs {}", s[named], s[other]);
     }
 
     #[test]
