@@ -10,6 +10,10 @@ use super::super::query::Query;
 const LEAD_SHARES: [f32; 3] = [0.6, 0.45, 0.3];
 /// The share of a named heading's match a section under it gains as its own heading's.
 const SUBSECTION_SHARE: f32 = 0.8;
+/// A paragraph introduces entries the query asks for when its match is at least this share
+/// of the best paragraph's; it reaches at most this many.
+const INTRO_SHARE: f32 = 0.8;
+const MAX_INTRODUCED_ENTRIES: usize = 40;
 /// A heading is named when its match is at least this share of the best heading's, and at
 /// most this many are.
 const NAMED_SECTION_SHARE: f32 = 0.8;
@@ -36,7 +40,7 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
             section_units[p] += 1;
         }
     }
-    let heading_match = named_section_matches(doc, query_scores, &section_units);
+    let (heading_match, reach) = named_section_matches(doc, query_scores, &section_units);
     let last_share = LEAD_SHARES[LEAD_SHARES.len() - 1];
     let mut lead = 0;
     let mut parent = None;
@@ -56,6 +60,12 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
         scores[u] += share * heading_match[p];
         lead += 1;
     }
+    // The items a paragraph introduces gain as the lead of a section would.
+    for (u, &r) in reach.iter().enumerate() {
+        if section_units[u] == 0 && r > 0.0 {
+            scores[u] += LEAD_SHARES[0] * r;
+        }
+    }
 }
 
 /// Each heading's query match, as the sections under it gain from it. The heading the query
@@ -63,7 +73,11 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
 /// `# v0.18.0`, and the `## Bugfixes` under it is that release's, though its own words match
 /// nothing. Only a heading that matches far better than all but one other, over a part of the
 /// document (not its title, over all of it), is such a heading.
-fn named_section_matches(doc: &Doc<'_>, query_scores: &[f32], section_units: &[u32]) -> Vec<f32> {
+fn named_section_matches(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    section_units: &[u32],
+) -> (Vec<f32>, Vec<f32>) {
     let n = doc.units.len();
     let mut heading_match: Vec<f32> = (0..n)
         .map(|u| {
@@ -74,27 +88,27 @@ fn named_section_matches(doc: &Doc<'_>, query_scores: &[f32], section_units: &[u
             }
         })
         .collect();
+    let mut reach = vec![0.0f32; n];
     let best = heading_match.iter().copied().fold(0.0f32, f32::max);
     let named: Vec<usize> = (0..n)
         .filter(|&u| best > 0.0 && heading_match[u] >= NAMED_SECTION_SHARE * best)
         .collect();
-    if named.is_empty() || named.len() > MAX_NAMED_SECTIONS {
-        return heading_match;
-    }
-    // How many units each heading's section holds, its subsections' included: children come
-    // after their parents, so one pass from the end.
-    let mut held = vec![1usize; n];
-    for u in (0..n).rev() {
-        if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
-            held[p] += held[u];
+    if !named.is_empty() && named.len() <= MAX_NAMED_SECTIONS {
+        // How many units each heading's section holds, its subsections' included: children
+        // come after their parents, so one pass from the end.
+        let mut held = vec![1usize; n];
+        for u in (0..n).rev() {
+            if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
+                held[p] += held[u];
+            }
+        }
+        for &h in &named {
+            if held[h] * 2 <= n {
+                reach[h] = heading_match[h];
+            }
         }
     }
-    let mut reach = vec![0.0f32; n];
-    for &h in &named {
-        if held[h] * 2 <= n {
-            reach[h] = heading_match[h];
-        }
-    }
+    reach_introduced_entries(doc, query_scores, section_units, &mut reach);
     // Parents come before their children: one pass in order carries the match down.
     for u in 0..n {
         if section_units[u] > 0
@@ -102,10 +116,63 @@ fn named_section_matches(doc: &Doc<'_>, query_scores: &[f32], section_units: &[u
             && reach[p] > 0.0
         {
             reach[u] = reach[u].max(SUBSECTION_SHARE * reach[p]);
+        }
+        if section_units[u] > 0 {
             heading_match[u] = heading_match[u].max(reach[u]);
         }
     }
-    heading_match
+    (heading_match, reach)
+}
+
+/// "It takes an object holding configuration options. These are recognized:": a paragraph
+/// that ends by introducing what follows, and that matches the query as well as any
+/// paragraph, lends its match to the entries it introduces (the `<dt>` of each option, an
+/// item of a list: the siblings after it, up to the next other paragraph).
+fn reach_introduced_entries(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    section_units: &[u32],
+    reach: &mut [f32],
+) {
+    let n = doc.units.len();
+    let best_paragraph = (0..n)
+        .filter(|&u| section_units[u] == 0)
+        .map(|u| query_scores[u])
+        .fold(0.0f32, f32::max);
+    if best_paragraph <= 0.0 {
+        return;
+    }
+    for intro in 0..n {
+        if section_units[intro] > 0
+            || query_scores[intro] < INTRO_SHARE * best_paragraph
+            || !doc.text(intro).trim_end().ends_with(':')
+        {
+            continue;
+        }
+        let parent = doc.units[intro].parent.get();
+        let mut entries = 0;
+        for u in intro + 1..n {
+            let p = doc.units[u].parent.get();
+            if p != parent {
+                // Inside an entry (under a later sibling), or past the section.
+                if p.is_some_and(|p| p > intro) {
+                    continue;
+                }
+                break;
+            }
+            let is_entry = section_units[u] > 0 || is_list_item(doc.text(u));
+            if !is_entry || entries == MAX_INTRODUCED_ENTRIES {
+                break;
+            }
+            reach[u] = reach[u].max(SUBSECTION_SHARE * query_scores[intro]);
+            entries += 1;
+        }
+    }
+}
+
+fn is_list_item(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("- ") || t.starts_with("* ")
 }
 
 /// A query word few units hold is one part of what is asked ("which value rotates on
@@ -219,6 +286,25 @@ mod tests {
         let named = unit("- Fixed the bravo").expect("the named release's fix");
         let other = unit("- Fixed the charlie").expect("another release's fix");
         assert!(s[named] > s[other] + 2.0, "{} vs {}", s[named], s[other]);
+    }
+
+    #[test]
+    fn the_entries_a_matching_paragraph_introduces_gain_from_it() {
+        let text = "# Manual\n\n## Programming interface\n\nThe package exposes a Server \
+                    constructor. It takes an object of options; these are recognized:\n\n\
+                    #### defs (array)\n\nThe definitions to load.\n\n\
+                    #### plugins (object)\n\nThe plugins to load, by name.\n\n\
+                    #### timeout (number)\n\nHow long to wait for a file, in milliseconds.\n\n\
+                    ## Editors\n\nThe editor plugins pass their own settings to the server.\n";
+        let doc = markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(
+            &Hints::new().with_query("which options does the Server constructor take?"),
+        );
+        let s = score(&doc, q.as_ref());
+        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
+        let entry = unit("How long to wait").expect("the third option's text");
+        let other = unit("The editor plugins").expect("another section's paragraph");
+        assert!(s[entry] > s[other] + 1.0, "{} vs {}", s[entry], s[other]);
     }
 
     #[test]
