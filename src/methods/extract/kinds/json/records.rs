@@ -35,6 +35,8 @@ const MIN_LISTED_RECORDS: usize = 20;
 const MIN_KEYED_RECORDS: usize = 24;
 /// How deep in a record a column the query ranks by is looked for.
 const MAX_NESTED_DEPTH: usize = 6;
+/// Records a list needs for its schema line to be chosen before anything else.
+const MIN_PINNED_RECORDS: usize = 4;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
@@ -99,7 +101,10 @@ impl Builder<'_> {
             &schema_text,
             Unit {
                 parent: parent.into(),
-                pinned: true,
+                // The schema of many records frames them; that of a function's two
+                // parameters does not, and pinned with its path it would cost as much as the
+                // records the query asks for, once per function.
+                pinned: count >= MIN_PINNED_RECORDS,
                 ..Unit::default()
             },
         );

@@ -34,6 +34,29 @@ fn record_arrays_get_a_schema_line_and_one_line_per_record() {
 }
 
 #[test]
+fn only_the_schema_of_many_records_is_pinned() {
+    let record = |i: usize| {
+        format!(
+            r#"{{"name":"p{i}","kind":"positional","default":null,"doc":"{}"}}"#,
+            "the value of this parameter, in the unit its caller chose. ".repeat(3)
+        )
+    };
+    let list = |n: usize| (0..n).map(record).collect::<Vec<_>>().join(",");
+    let doc = doc_of(&format!(
+        r#"{{"hash":{{"parameters":[{}]}},"rows":[{}]}}"#,
+        list(2),
+        list(12)
+    ));
+    let schema = |path: &str| {
+        (0..doc.units.len())
+            .find(|&u| doc.text(u).starts_with(path) && doc.text(u).contains(" records;"))
+            .expect("a schema line")
+    };
+    assert!(!doc.units[schema("hash.parameters:")].pinned);
+    assert!(doc.units[schema("rows:")].pinned);
+}
+
+#[test]
 fn records_of_many_shapes_name_their_common_keys_and_count_the_others() {
     // A metadata dump: every record has a path and a size, and tags of its own file type.
     let records: Vec<Value> = (0..30)
