@@ -137,6 +137,20 @@ fn level_prior(level: Level, explicit: bool) -> f32 {
     }
 }
 
+/// A failure a log states at a low level (amqtt's `DEBUG - Authentication failure: password
+/// mismatch for user …`): its words say what its level does not, and it gains as a warning
+/// guessed from words would.
+fn understated_failure_prior(line: &str, level: Level, explicit: bool) -> f32 {
+    if explicit
+        && matches!(level, Level::Debug | Level::Info)
+        && doc::level_from_words(line) == Level::Error
+    {
+        level_prior(Level::Warn, false)
+    } else {
+        0.0
+    }
+}
+
 pub(crate) fn build(text: &str) -> Doc<'_> {
     let mut units: Vec<Unit> = Vec::with_capacity(doc::line_count(text));
     let mut counts = [0usize; 5];
@@ -225,7 +239,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             }
             .into(),
             template: Some(template),
-            prior: level_prior(level, explicit),
+            prior: level_prior(level, explicit) + understated_failure_prior(line, level, explicit),
             level,
             weight: 1,
             ..Unit::default()
@@ -326,6 +340,19 @@ mod tests {
             "[Sun Dec 04 04:47:44 2005] [error] mod_jk child"
         ));
         assert!(!starts_entry("    at org.example.Foo.bar(Foo.java:12)"));
+    }
+
+    #[test]
+    fn a_failure_stated_at_a_low_level_gains_as_a_warning() {
+        let text = "[2026-11-28 20:52:04,887] auth:217 :: DEBUG - Authentication failure: \
+                    password mismatch for user 'boiler'\n\
+                    [2026-11-28 20:52:04,888] auth:220 :: DEBUG - Authentication checked for \
+                    user 'boiler'\n\
+                    [2026-11-28 20:52:04,889] auth:221 :: ERROR - Authentication backend down\n";
+        let doc = build(text);
+        assert!(doc.units[0].prior > doc.units[1].prior);
+        assert_eq!(doc.units[0].level, Level::Debug);
+        assert!(doc.units[2].prior > doc.units[0].prior);
     }
 
     #[test]
