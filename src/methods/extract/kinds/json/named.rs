@@ -80,10 +80,21 @@ pub(super) fn is_key_named(query: &Query, key: &str) -> bool {
             .is_some_and(|last| last.len() < key.len() && names(last))
 }
 
-/// Whether every word of `key` is a query word.
+/// Whether every word of `key` is a query word, but for a prefix of one or two letters before
+/// others (the `cc_` of cloud-init's `cc_ntp`, a module's namespace, not its name).
 fn names_every_word(query: &Query, key: &str) -> bool {
     let (words, named) = project::key_words_named(key, query);
-    words > 0 && words == named
+    if words > 0 && words == named {
+        return true;
+    }
+    let Some((prefix, rest)) = key.split_once(['_', '-']) else {
+        return false;
+    };
+    let (words, named) = project::key_words_named(rest, query);
+    prefix.len() <= 2
+        && prefix.bytes().all(|b| b.is_ascii_alphabetic())
+        && words > 0
+        && words == named
 }
 
 /// How deep [`names_a_part`] looks for a key the query names.

@@ -544,6 +544,19 @@ fn a_record_keyed_by_a_path_is_named_by_its_last_part() {
     assert!(!named::is_key_named(&query, "/"));
 }
 
+#[test]
+fn a_key_is_named_by_its_words_past_a_short_namespace_prefix() {
+    let query = Query::from_hints(
+        &crate::methods::extract::Hints::new().with_query("which ntp clients can be chosen?"),
+    )
+    .expect("a query");
+    assert!(named::is_key_named(&query, "cc_ntp"));
+    assert!(named::is_key_named(&query, "ntp"));
+    // A longer first word is part of the name, not a namespace.
+    assert!(!named::is_key_named(&query, "chrony_ntp"));
+    assert!(!named::is_key_named(&query, "cc_apt"));
+}
+
 /// Compiler messages as JSON lines (`cargo --message-format=json`): each record nests the
 /// crate it belongs to and a `message` whose `rendered` text ends with the suggestion.
 fn compiler_messages() -> Value {
