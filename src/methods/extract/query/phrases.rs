@@ -35,6 +35,11 @@ const EXCLUSIONS: &[&[&str]] = &[
     &["except", "for"],
     &["not", "counting"],
     &["not", "under"],
+    // A relative clause that sets a kind of item aside ("the problems that are not
+    // passive-voice warnings"), not a negated verb ("why is the build not passing") nor a
+    // question ("which are not …").
+    &["that", "are", "not"],
+    &["that", "aren't"],
 ];
 
 /// Items of a list an aside runs on over ("other than the MIT, ISC or BSD licenses"): at most

@@ -128,6 +128,15 @@ fn what_the_query_sets_aside_is_not_searched_for() {
         without_exclusions("besides lint, which crate failed, and why?"),
         "which crate failed, and why?".replace("which", ", which")
     );
+    // A relative clause sets a kind of item aside; a negated verb sets nothing aside.
+    assert_eq!(
+        without_exclusions("which problems that are not passive-voice warnings? Give each"),
+        "which problems ? Give each"
+    );
+    assert_eq!(
+        without_exclusions("why is the build not passing?"),
+        "why is the build not passing?"
+    );
 }
 
 #[test]
