@@ -1,7 +1,8 @@
 //! Questions of several parts: each part should get a unit of its own, not only the part
 //! whose words are everywhere. The first paragraphs under a heading the query names (every
-//! paragraph of a short section) gain from the heading, and the best unit holding a rare
-//! query word ranks among the first.
+//! paragraph of a short section) gain from the heading, as do the sections under a heading the
+//! query singles out and the entries a matching paragraph introduces; the best unit holding a
+//! rare query word ranks among the first.
 
 use super::super::doc::Doc;
 use super::super::query::Query;
@@ -72,7 +73,9 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
 /// singles out reaches the sections under it too: "the breaking changes in v0.18.0" names
 /// `# v0.18.0`, and the `## Bugfixes` under it is that release's, though its own words match
 /// nothing. Only a heading that matches far better than all but one other, over a part of the
-/// document (not its title, over all of it), is such a heading.
+/// document (not its title, over all of it), is such a heading. Also returns how far that
+/// match reaches each unit (0 for most), with the entries a paragraph introduces (see
+/// [`reach_introduced_entries`]).
 fn named_section_matches(
     doc: &Doc<'_>,
     query_scores: &[f32],
