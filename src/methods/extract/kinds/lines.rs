@@ -70,12 +70,15 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         }
         let diagnostic = style == Style::Text && is_diagnostic_head(line);
         // rustc's `--> src/lib.rs:888:13` under a diagnostic's first line says where it is.
-        let location_of = if after_diagnostic_head && trimmed.starts_with("--> ") {
-            Some(units.len() - 1)
+        // The unit this line is the location of, and whether it is that unit's message.
+        let (location_of, concludes_error) = if after_diagnostic_head && trimmed.starts_with("--> ")
+        {
+            (Some(units.len() - 1), false)
         } else if style == Style::Text && is_located_message(line) {
-            unconcluded_error.take()
+            let head = unconcluded_error.take();
+            (head, head.is_some())
         } else {
-            None
+            (None, false)
         };
         after_diagnostic_head = diagnostic;
         let starts_record = record_key.is_some_and(|key| first_word(line) == Some(key))
@@ -130,7 +133,6 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         if !is_closing(trimmed) {
             scopes.push((indent, index));
         }
-        let concludes_error = location_of.is_some() && !trimmed.starts_with("--> ");
         let level = if style == Style::Text
             && (is_pytest_error(line) || is_failed_test(line) || concludes_error)
         {

@@ -1,0 +1,228 @@
+//! What the query names in a JSON document: list items and map members it names by a word,
+//! a key or a path, kept with their path or walked part by part, and what it does not name cut
+//! short.
+
+use super::*;
+
+/// Installed packages in the shape of a package manager's report: each record names its
+/// requirements in a list of strings nested in its metadata, beside a long description.
+fn packages() -> Value {
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hub",
+    ];
+    let records: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut requires: Vec<String> = (0..12).map(|k| format!("common{k}>=1.{k}")).collect();
+            if *name == "hub" {
+                requires.insert(3, "zebra<2.0,>=1.4; os_name == 'posix'".into());
+                requires.insert(9, "quokka>=0.3.1".into());
+            }
+            serde_json::json!({
+                "metadata": {
+                    "name": name,
+                    "version": format!("1.{i}.0"),
+                    "summary": format!("The {name} library"),
+                    "description": "A long description of what the library does. ".repeat(30),
+                    "license_text": "Permission is hereby granted, free of charge. ".repeat(20),
+                    "changelog": "Fixed a bug in the handling of inputs. ".repeat(20),
+                    "readme": "Install it and import it to use it well. ".repeat(20),
+                    "requires_dist": requires,
+                },
+                "location": format!("/opt/env/lib/site-packages/{name}-1.{i}.0.dist-info"),
+                "installer": "pip",
+            })
+        })
+        .collect();
+    serde_json::json!({ "installed": records })
+}
+
+#[test]
+fn list_items_the_query_names_are_kept_with_their_path_from_a_folded_list() {
+    let query = query_of("Which zebra and quokka versions does the hub package require?");
+    let doc = build_value(&packages(), Some(&query), 1400);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let hub = texts
+        .iter()
+        .find(|t| t.contains(r#""hub""#))
+        .expect("the hub record");
+    // The record's own JSON, pruned: the list under its path, its named items in it.
+    assert!(hub.contains(r#"{"metadata":{"name":"hub","#), "{hub}");
+    assert!(hub.contains(r#""requires_dist":["#), "{hub}");
+    assert!(
+        hub.contains(r#""zebra<2.0,>=1.4; os_name == 'posix'""#),
+        "{hub}"
+    );
+    assert!(hub.contains(r#""quokka>=0.3.1""#), "{hub}");
+    // What the query does not touch makes room for them.
+    assert!(!hub.contains("Permission is hereby"), "{hub}");
+}
+
+#[test]
+fn a_folded_list_holding_one_common_query_word_is_not_projected() {
+    // `common` is in every record's list: it singles no record out, and each record stays a
+    // row of the table.
+    let query = query_of("Which common requirement does each package have?");
+    let doc = build_value(&packages(), Some(&query), 1400);
+    for i in 0..doc.units.len() {
+        assert!(!doc.text(i).contains("requires_dist["), "{}", doc.text(i));
+    }
+}
+
+#[test]
+fn a_dependency_tree_member_the_query_names_ranks_first_at_any_depth() {
+    // `npm ls --json`-like: objects keyed by package name, nested.
+    let dep = |version: &str, children: Value| {
+        serde_json::json!({
+            "version": version,
+            "resolved": format!("https://registry.example.org/pkg/-/pkg-{version}.tgz"),
+            "integrity": "sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3",
+            "license": "MIT",
+            "dependencies": children,
+        })
+    };
+    let leaf = |v: &str| dep(v, serde_json::json!({}));
+    let tree = serde_json::json!({
+        "name": "app",
+        "dependencies": {
+            "server": dep("2.0.0", serde_json::json!({
+                "router": leaf("1.1.0"),
+                "walrus": leaf("4.6.7"),
+                "parser": leaf("3.0.1"),
+            })),
+            "client": dep("1.0.0", serde_json::json!({"fetcher": leaf("0.9.0")})),
+        }
+    });
+    let query = query_of("Which walrus version is installed?");
+    let doc = build_value(&tree, Some(&query), 1000);
+    let walrus = (0..doc.units.len())
+        .find(|&i| {
+            doc.text(i)
+                .starts_with("dependencies.server.dependencies.walrus")
+        })
+        .expect("the walrus member with its path");
+    assert!(doc.text(walrus).contains("4.6.7"), "{}", doc.text(walrus));
+    let best = doc.units.iter().map(|u| u.prior).fold(f32::MIN, f32::max);
+    assert!(doc.units[walrus].prior >= best && best > 0.0);
+}
+
+#[test]
+fn long_digests_the_query_does_not_name_are_cut_to_their_head() {
+    let integrity = "sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3OcmHhosDWYyii07tpPsLw==";
+    let member = serde_json::json!({
+        "version": "1.2.3",
+        "integrity": integrity,
+        "license": "MIT",
+        "description": "x".repeat(300),
+    });
+    let doc = build_value(&serde_json::json!({ "pkg": member }), None, 1000);
+    let line = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("\"integrity\""))
+        .expect("the member's line");
+    assert!(
+        line.contains(r#""integrity":"sha512-SWsVtH/0v…""#),
+        "{line}"
+    );
+    assert!(line.contains(r#""version":"1.2.3""#), "{line}");
+    // Named by the query, a digest is the answer and is kept whole.
+    let query = query_of("Which package has integrity sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8f?");
+    let doc = build_value(&serde_json::json!({ "pkg": member }), Some(&query), 1000);
+    assert!((0..doc.units.len()).any(|i| doc.text(i).contains(integrity)));
+}
+
+#[test]
+fn a_big_map_member_named_by_every_word_of_its_key_is_walked_part_by_part() {
+    // Packages keyed by name, one of them the query's plain word (no exact string).
+    let mut packages = serde_json::Map::new();
+    for name in [
+        "router", "walrus", "parser", "fetcher", "logger", "mailer", "queue", "cache",
+    ] {
+        packages.insert(
+            name.into(),
+            serde_json::json!({
+                "version": "1.0.0",
+                "readme": format!("The {name} package. {}", "It does one thing well. ".repeat(30)),
+                "engines": {"node": ">=18"},
+            }),
+        );
+    }
+    let query = query_of("What does the walrus package's readme say?");
+    let doc = build_value(
+        &serde_json::json!({ "packages": packages }),
+        Some(&query),
+        300,
+    );
+    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("packages.walrus.readme: ")),
+        "{texts:#?}"
+    );
+    // Its siblings stay one line each.
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("packages.router.readme"))
+    );
+}
+
+#[test]
+fn a_record_keyed_by_a_path_is_named_by_its_last_part() {
+    // A lock file's shape: records keyed by their install path, one package installed under
+    // several parents, and parents that merely depend on it.
+    let mut packages = serde_json::Map::new();
+    for parent in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"] {
+        packages.insert(
+            format!("node_modules/{parent}"),
+            serde_json::json!({"version": "1.0.0", "license": "MIT",
+                "dependencies": {"walrus": "^2.0.0", "other": "^1.0.0"}}),
+        );
+        packages.insert(
+            format!("node_modules/{parent}/node_modules/walrus"),
+            serde_json::json!({"version": "2.1.0", "license": "MIT"}),
+        );
+    }
+    let lock = serde_json::json!({ "name": "app", "packages": packages });
+    let query = query_of("Which versions of walrus are installed, and where?");
+    let doc = build_value(&lock, Some(&query), 1000);
+    let prior_of = |key: &str| {
+        (0..doc.units.len())
+            .find(|&i| doc.text(i).starts_with(&format!("packages.{key}:")))
+            .map(|i| doc.units[i].prior)
+            .unwrap_or_else(|| panic!("a unit for {key}"))
+    };
+    // Each copy outranks the parent that only depends on it.
+    for parent in ["alpha", "delta", "foxtrot"] {
+        let copy = prior_of(&format!("node_modules/{parent}/node_modules/walrus"));
+        assert!(
+            copy > prior_of(&format!("node_modules/{parent}")),
+            "{parent}"
+        );
+    }
+    // A path's last part alone names it: `node_modules/alpha` is not named by `walrus`.
+    assert!(named::is_key_named(
+        &query,
+        "node_modules/x/node_modules/walrus"
+    ));
+    assert!(!named::is_key_named(
+        &query,
+        "node_modules/walrus/node_modules/x"
+    ));
+    assert!(!named::is_key_named(&query, "/"));
+}
+
+#[test]
+fn a_key_is_named_by_its_words_past_a_short_namespace_prefix() {
+    let query = Query::from_hints(
+        &crate::methods::extract::Hints::new().with_query("which ntp clients can be chosen?"),
+    )
+    .expect("a query");
+    assert!(named::is_key_named(&query, "cc_ntp"));
+    assert!(named::is_key_named(&query, "ntp"));
+    // A longer first word is part of the name, not a namespace.
+    assert!(!named::is_key_named(&query, "chrony_ntp"));
+    assert!(!named::is_key_named(&query, "cc_apt"));
+}
