@@ -205,6 +205,79 @@ fn input_within_budget_is_returned_unchanged() {
     assert_eq!(out.text, text);
 }
 
+/// An API dump in the shape documentation tools write: modules of classes of functions, each a
+/// level of `members`, each function with its parameters and a docstring.
+fn api_dump() -> String {
+    let function = |name: &str, params: &[&str]| {
+        let params: Vec<_> = params
+            .iter()
+            .map(|p| serde_json::json!({"name": p, "kind": "positional or keyword", "annotation": {"cls": "ExprName", "name": "int"}, "default": {"cls": "ExprName", "name": format!("DEFAULT_{}", p.to_uppercase())}}))
+            .collect();
+        serde_json::json!({"kind": "function", "name": name, "lineno": 25, "analysis": "static", "runtime": true,
+            "docstring": {"lineno": 30, "value": format!("{name} does its work; every argument is described in the module's guide, which lists its range and its effect")},
+            "parameters": params})
+    };
+    let class = |name: &str| {
+        let members: serde_json::Map<_, _> = [
+            "__init__",
+            "hash",
+            "verify",
+            "identify",
+            "check_needs_rehash",
+            "encode",
+        ]
+        .iter()
+        .map(|f| {
+            (
+                f.to_string(),
+                function(f, &["self", "rounds", "memory_cost"]),
+            )
+        })
+        .collect();
+        serde_json::json!({"kind": "class", "name": name, "analysis": "static", "filepath": format!("/srv/venv/lib/python3.11/site-packages/vault/hashers/{}.py", name.to_lowercase()), "members": members})
+    };
+    let modules: serde_json::Map<_, _> = ["Scrypt", "Bcrypt", "Pbkdf2", "Argon"]
+        .iter()
+        .map(|c| (c.to_lowercase(), serde_json::json!({"kind": "module", "name": c.to_lowercase(), "filepath": "/srv/venv/lib/python3.11/site-packages/vault/hashers/__init__.py", "members": {format!("{c}Hasher"): class(&format!("{c}Hasher"))}})))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"vault": {"kind": "module", "name": "vault", "members": {"hashers": {"kind": "module", "name": "hashers", "members": modules}}}})).unwrap()
+}
+
+#[test]
+fn a_deep_tree_says_each_path_once_and_its_context_briefly() {
+    let input = api_dump();
+    let hints = Hints::new()
+        .with_query("which parameters does ArgonHasher.__init__ take, and their defaults?");
+    let out = extract_with_stats(&input, &hints, 700, &counter());
+    assert_eq!(out.stats.kind, ContentKind::Json);
+    assert!(counter().count(&out.text) <= 700);
+    // The parameters asked for, each under its parent, by what its path adds: no line repeats
+    // the path of the line it is under.
+    for step in [".ArgonHasher: {", ".__init__: {", ".parameters: 3 records"] {
+        assert!(
+            out.text
+                .lines()
+                .any(|l| l.starts_with("    ") && l.trim_start().starts_with(step)),
+            "{step}:\n{}",
+            out.text
+        );
+    }
+    assert!(!out.text.contains("members.__init__"), "{}", out.text);
+    for default in ["DEFAULT_ROUNDS", "DEFAULT_MEMORY_COST"] {
+        assert!(out.text.contains(default), "{default} lost:\n{}", out.text);
+    }
+    // Functions kept only to frame their parameters' schema show their short members only.
+    assert!(
+        out.text.lines().any(|l| {
+            l.trim_start()
+                .starts_with(".hash: {\"kind\":\"function\",\"name\":\"hash\"")
+                && l.ends_with(",…}")
+        }),
+        "{}",
+        out.text
+    );
+}
+
 /// An issue list in the shape a code-hosting API returns: records big enough to be rows of a
 /// table, each with a long body only the whole record shows.
 fn issue_list(count: usize) -> String {

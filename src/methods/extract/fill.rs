@@ -10,6 +10,10 @@ use super::doc::{Doc, Level, Template};
 use super::kinds::log::thousands;
 use crate::TokenCounter;
 
+mod labels;
+
+use labels::TreeLabels;
+
 /// Estimated tokens of one omission marker line (`[… 1,203 similar INFO lines omitted …]`).
 const MARKER_TOKENS: f64 = 11.0;
 /// How much exact text the bytes-per-token ratio is measured on.
@@ -63,18 +67,17 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
             .then(a.cmp(&b))
     });
     let bytes_per_token = calibrate(doc, &order, counter);
+    let labels = TreeLabels::of(doc);
     let mut target = budget as f64 * 0.97;
     // The smallest target known to overflow: growing never goes past it.
     let mut too_big = f64::INFINITY;
     let mut best: Option<Filled> = None;
-    let mut best_choice: Option<(Vec<bool>, bool)> = None;
+    let mut best_choice: Option<Choice> = None;
     let mut last = Filled::default();
     for _ in 0..MAX_ATTEMPTS {
-        let (selected, with_overview) = select(doc, &order, target, bytes_per_token);
-        let text = render(doc, &selected, with_overview, &|i| {
-            Cow::Borrowed(doc.text(i))
-        });
-        let kept_units = selected.iter().filter(|&&s| s).count();
+        let choice = select(doc, &order, &labels, target, bytes_per_token);
+        let text = render(doc, &labels, &choice, &|i| Cow::Borrowed(doc.text(i)));
+        let kept_units = choice.kept.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
         // Counted once, in full: an attempt over the budget needs its size to scale the next.
         let tokens = counter.count(&text);
@@ -89,7 +92,7 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
             };
             if best.as_ref().is_none_or(|b| filled.tokens > b.tokens) {
                 best = Some(filled);
-                best_choice = Some((selected, with_overview));
+                best_choice = Some(choice);
             }
             if good {
                 break;
@@ -111,18 +114,19 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
         }
         target = next;
     }
-    if let (Some(b), Some((selected, with_overview))) = (&mut best, best_choice)
+    if let (Some(b), Some(choice)) = (&mut best, best_choice)
         && (b.tokens as f64) < budget as f64 * GOOD_FILL
     {
         let room = Room {
             budget,
             bytes_per_token,
             counter,
+            labels: &labels,
         };
-        if selected.iter().all(|&s| s) {
-            show_fuller(doc, &order, with_overview, b, &room);
+        if choice.kept.iter().all(|&s| s) {
+            show_fuller(doc, &order, choice.with_overview, b, &room);
         } else {
-            top_up(doc, &order, (selected, with_overview), b, &room);
+            top_up(doc, &order, choice, b, &room);
         }
     }
     best.unwrap_or_else(|| {
@@ -142,19 +146,20 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
 fn top_up(
     doc: &Doc<'_>,
     order: &[usize],
-    (mut selected, with_overview): (Vec<bool>, bool),
+    mut choice: Choice,
     filled: &mut Filled,
     limits: &Room<'_>,
 ) {
     let (budget, counter) = (limits.budget, limits.counter);
+    let kept = &choice.kept;
     let Some(&next) = order
         .iter()
-        .find(|&&u| !selected[u] && doc.units[u].parent.get().is_none_or(|p| selected[p]))
+        .find(|&&u| !kept[u] && doc.units[u].parent.get().is_none_or(|p| kept[p]))
     else {
         return;
     };
     let room = budget.saturating_sub(filled.tokens) as f64;
-    selected[next] = true;
+    choice.kept[next] = true;
     // The estimate of bytes per token is the document's average; a unit denser in tokens
     // (hashes, URLs, non-Latin text) overflows at that size, and a smaller head still fits.
     for share in TOP_UP_SHARES {
@@ -162,7 +167,7 @@ fn top_up(
         if bytes < MIN_TOP_UP_BYTES {
             return;
         }
-        let text = render(doc, &selected, with_overview, &|i| {
+        let text = render(doc, limits.labels, &choice, &|i| {
             if i == next {
                 Cow::Owned(head_of(doc.text(i), bytes))
             } else {
@@ -192,6 +197,7 @@ struct Room<'c> {
     budget: usize,
     bytes_per_token: f64,
     counter: &'c TokenCounter,
+    labels: &'c TreeLabels,
 }
 
 /// Spends the room left when every unit fits (records cut to rows of a table: the whole
@@ -210,7 +216,11 @@ fn show_fuller(
     if doc.fuller.is_empty() {
         return;
     }
-    let selected = vec![true; doc.units.len()];
+    let every = Choice {
+        kept: vec![true; doc.units.len()],
+        brief: vec![false; doc.units.len()],
+        with_overview,
+    };
     let base = filled.tokens;
     let allowed = budget.saturating_sub(base) as f64;
     let mut room = allowed * limits.bytes_per_token * 0.95;
@@ -221,21 +231,16 @@ fn show_fuller(
         if whole.is_empty() && partial.is_none() {
             return;
         }
-        let text = render(
-            doc,
-            &selected,
-            with_overview,
-            &|i| match doc.fuller.get(i) {
-                Some(fuller) => match partial {
-                    Some((unit, bytes)) if unit == i => {
-                        Cow::Owned(fuller_head(doc.text(i), fuller, bytes))
-                    }
-                    _ if whole.binary_search(&i).is_ok() => Cow::Borrowed(fuller),
-                    _ => Cow::Borrowed(doc.text(i)),
-                },
-                None => Cow::Borrowed(doc.text(i)),
+        let text = render(doc, limits.labels, &every, &|i| match doc.fuller.get(i) {
+            Some(fuller) => match partial {
+                Some((unit, bytes)) if unit == i => {
+                    Cow::Owned(fuller_head(doc.text(i), fuller, bytes))
+                }
+                _ if whole.binary_search(&i).is_ok() => Cow::Borrowed(fuller),
+                _ => Cow::Borrowed(doc.text(i)),
             },
-        );
+            None => Cow::Borrowed(doc.text(i)),
+        });
         // The room is scaled by how far the text it added fell short of, or overshot, the
         // budget: byte estimates of whole records are rough.
         let tokens = counter.count(&text);
@@ -316,12 +321,37 @@ fn calibrate(doc: &Doc<'_>, order: &[usize], counter: &TokenCounter) -> f64 {
     (sample.len() as f64 / tokens as f64).clamp(1.0, 8.0)
 }
 
+/// Which units an attempt keeps: each kept one whole, or, when it is kept only as the context
+/// of another and has a brief form, briefly.
+struct Choice {
+    kept: Vec<bool>,
+    brief: Vec<bool>,
+    with_overview: bool,
+}
+
 /// Chooses units by `order` while the estimate stays within `target` tokens; says whether the
-/// overview line fits too (it is cheap, and skipped only under a tiny budget).
-fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> (Vec<bool>, bool) {
+/// overview line fits too (it is cheap, and skipped only under a tiny budget). A unit pulled in
+/// only as another's context is kept in its brief form when it has one, and whole once its own
+/// rank comes and the whole fits.
+fn select(
+    doc: &Doc<'_>,
+    order: &[usize],
+    labels: &TreeLabels,
+    target: f64,
+    bytes_per_token: f64,
+) -> Choice {
     let n = doc.units.len();
-    let mut selected = vec![false; n];
-    let estimate = |u: usize| doc.units[u].span.len() as f64 / bytes_per_token + 1.0;
+    let mut kept = vec![false; n];
+    let mut brief = vec![false; n];
+    // A unit is kept with its parent, so a label repeating the parent's is never emitted.
+    let estimate = |u: usize, briefly: bool| {
+        let bytes = if briefly {
+            labels.brief_len(u)
+        } else {
+            doc.units[u].span.len()
+        };
+        bytes.saturating_sub(labels.repeated(u)) as f64 / bytes_per_token + 1.0
+    };
     let overview = doc
         .overview
         .as_ref()
@@ -337,13 +367,19 @@ fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> 
         if used >= target - 2.0 {
             break;
         }
-        if selected[u] {
+        if kept[u] {
+            // Kept briefly as context: shown whole now, if the rest fits.
+            let extra = estimate(u, false) - estimate(u, true);
+            if brief[u] && used + extra <= target {
+                brief[u] = false;
+                used += extra;
+            }
             continue;
         }
         chain.clear();
         let mut next = Some(u);
         while let Some(c) = next {
-            if selected[c] || chain.len() >= MAX_CONTEXT_DEPTH {
+            if kept[c] || chain.len() >= MAX_CONTEXT_DEPTH {
                 break;
             }
             chain.push(c);
@@ -351,31 +387,37 @@ fn select(doc: &Doc<'_>, order: &[usize], target: f64, bytes_per_token: f64) -> 
         }
         let mut cost = 0.0;
         let mut gap_delta = 0.0;
-        for &c in &chain {
-            selected[c] = true;
-            cost += estimate(c);
-            gap_delta += gap_change(&selected, c);
+        for (k, &c) in chain.iter().enumerate() {
+            kept[c] = true;
+            brief[c] = k > 0 && labels.has_brief(c);
+            cost += estimate(c, brief[c]);
+            gap_delta += gap_change(&kept, c);
         }
         if used + cost + gap_delta * MARKER_TOKENS <= target {
             used += cost + gap_delta * MARKER_TOKENS;
         } else {
             for &c in &chain {
-                selected[c] = false;
+                kept[c] = false;
+                brief[c] = false;
             }
         }
     }
     // A lone omitted unit between two kept ones costs about what its marker costs: keep it
     // instead when the budget allows, which reads better and loses nothing.
     for u in 1..n.saturating_sub(1) {
-        let lone = !selected[u] && selected[u - 1] && selected[u + 1];
-        let context_kept = doc.units[u].parent.get().is_none_or(|p| selected[p]);
-        let extra = estimate(u) - MARKER_TOKENS;
+        let lone = !kept[u] && kept[u - 1] && kept[u + 1];
+        let context_kept = doc.units[u].parent.get().is_none_or(|p| kept[p]);
+        let extra = estimate(u, false) - MARKER_TOKENS;
         if lone && context_kept && used + extra <= target {
-            selected[u] = true;
+            kept[u] = true;
             used += extra;
         }
     }
-    (selected, with_overview)
+    Choice {
+        kept,
+        brief,
+        with_overview,
+    }
 }
 
 /// How the number of omitted runs changes when unit `u` (just marked) is kept.
@@ -389,25 +431,37 @@ fn gap_change(selected: &[bool], u: usize) -> f64 {
     }
 }
 
-/// The kept units in source order, each as `text_of` gives it, with a marker for each run of
-/// omitted ones.
+/// The kept units in source order, each as `text_of` gives it (relative to its parent's label
+/// when the parent is kept too), with a marker for each run of omitted ones.
 fn render<'d>(
     doc: &'d Doc<'_>,
-    selected: &[bool],
-    with_overview: bool,
+    labels: &TreeLabels,
+    choice: &Choice,
     text_of: &dyn Fn(usize) -> Cow<'d, str>,
 ) -> String {
+    let selected = &choice.kept;
     let mut out = String::new();
-    if let Some(overview) = doc.overview.as_ref().filter(|_| with_overview) {
+    if let Some(overview) = doc.overview.as_ref().filter(|_| choice.with_overview) {
         out.push_str(overview);
         out.push('\n');
     }
     let mut folded = fold_counts(doc, selected);
     let mut i = 0;
     let n = doc.units.len();
+    let mut depths = vec![0u16; n];
     while i < n {
         if selected[i] {
-            out.push_str(&text_of(i));
+            let brief = choice.brief[i]
+                .then(|| labels::brief(doc.text(i)))
+                .flatten();
+            let text = if let Some(brief) = brief {
+                Cow::Owned(brief)
+            } else {
+                text_of(i)
+            };
+            let (depth, text) = labels.relative(doc, i, &text, selected, &depths);
+            depths[i] = depth;
+            out.push_str(&text);
             // The first kept line of a template says how many of its repeats were left out.
             if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
                 out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
