@@ -1,8 +1,8 @@
 //! Questions of several parts: each part should get a unit of its own, not only the part
 //! whose words are everywhere. The first paragraphs under a heading the query names (every
-//! paragraph of a short section) gain from the heading, as do the sections under a heading the
-//! query singles out and the entries a matching paragraph introduces; the best unit holding a
-//! rare query word ranks among the first.
+//! paragraph of a short section, or of a section the query singles out) gain from the heading,
+//! as do the sections under a heading the query singles out and the entries a matching
+//! paragraph introduces; the best unit holding a rare query word ranks among the first.
 
 use super::super::doc::Doc;
 use super::super::query::Query;
@@ -53,9 +53,11 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
         let Some(p) = parent.filter(|&p| p < u) else {
             continue;
         };
+        // Every entry of a section the query singles out (a release of a changelog, however
+        // long its list) is that section's: the query's other words choose among them.
         let share = match LEAD_SHARES.get(lead) {
             Some(&share) => share,
-            None if section_units[p] as usize <= MAX_SHORT_SECTION => last_share,
+            None if section_units[p] as usize <= MAX_SHORT_SECTION || reach[p] > 0.0 => last_share,
             None => 0.0,
         };
         scores[u] += share * heading_match[p];
@@ -289,6 +291,38 @@ mod tests {
         let named = unit("- Fixed the bravo").expect("the named release's fix");
         let other = unit("- Fixed the charlie").expect("another release's fix");
         assert!(s[named] > s[other] + 2.0, "{} vs {}", s[named], s[other]);
+    }
+
+    #[test]
+    fn every_entry_of_a_long_release_the_query_names_gains_from_it() {
+        // Releases with no subsections, each a list longer than one block holds (a changelog
+        // of one-line entries).
+        let mut text = String::from("# Changelog\n\n");
+        let sites = ["alpha", "bravo", "charlie", "delta", "echo"];
+        for (minor, site) in (15..20).rev().zip(sites) {
+            text.push_str(&format!("## 2022.{minor:02}.01\n\n"));
+            for entry in 0..45 {
+                let part = [
+                    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                ][entry / 5];
+                let step = ["a", "b", "c", "d", "e"][entry % 5];
+                text.push_str(&format!(
+                    "- Fix the cache of the {site} extractor, {part} {step}\n"
+                ));
+            }
+            text.push('\n');
+        }
+        let doc = markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(
+            &Hints::new().with_query("what changed in release 2022.18.01 about the cache?"),
+        );
+        let s = score(&doc, q.as_ref());
+        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
+        // The last entry of the named release, far past the first few its heading lends to;
+        // 2022.18.01 holds bravo, 2022.17.01 charlie.
+        let named = unit("- Fix the cache of the bravo extractor, nine e").expect("named");
+        let other = unit("- Fix the cache of the charlie extractor, nine e").expect("other");
+        assert!(s[named] > s[other] + 1.0, "{} vs {}", s[named], s[other]);
     }
 
     #[test]
