@@ -1,7 +1,8 @@
 //! RFC 822 stanzas (`dpkg -s`, `apt show`, `apt-cache show`, `pip show`, Debian control
 //! files): blocks of `Key: value` lines at the margin, separated by blank lines (or `---`, as
 //! `pip show` separates packages), a value continued on indented lines. Each block is a record
-//! named by its first field.
+//! named by its first field. Blocks of `Key = value` lines (`7z l -slt`, whose keys have spaces:
+//! `Packed Size = 566`) are read the same way, after a short banner.
 
 use super::records::{Layout, LineField, LineRecord, LineRecords, trimmed};
 use crate::methods::extract::doc;
@@ -14,10 +15,31 @@ const MAX_OTHER_SHARE: usize = 5;
 const MIN_SAME_FIRST_KEY: usize = 80;
 /// A key longer than this is a sentence with a colon, not a field name.
 const MAX_KEY_BYTES: usize = 40;
+/// Lines of a banner (a program's name and version, what it lists) that may come before the
+/// first `Key = value` stanza.
+const MAX_BANNER_LINES: usize = 12;
+/// `Key = value` lines are a list of records only with at least this many blocks: one block of
+/// them is a flat configuration (`sysctl -a`), read as lines.
+const MIN_EQUALS_RECORDS: usize = 3;
+
+/// How a stanza's lines part a key from its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Separator {
+    /// `Key: value`, the key one word.
+    Colon,
+    /// `Key = value`, the key words apart by single spaces.
+    Equals,
+}
 
 /// The stanzas of `text` as records, or `None` when `text` is not a list of stanzas.
 /// Linear, and never fails: it gives up instead.
 pub(crate) fn parse(text: &str) -> Option<LineRecords> {
+    parse_with(text, Separator::Colon).or_else(|| {
+        parse_with(text, Separator::Equals).filter(|list| list.records.len() >= MIN_EQUALS_RECORDS)
+    })
+}
+
+fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
     let mut records: Vec<LineRecord> = Vec::new();
     let mut open: Option<LineRecord> = None;
     let (mut lines, mut other) = (0usize, 0usize);
@@ -35,10 +57,10 @@ pub(crate) fn parse(text: &str) -> Option<LineRecords> {
                 Some(field) => field.more.push(span),
                 None => other += 1,
             }
-        } else if let Some(colon) = field_colon(line) {
+        } else if let Some((key_end, value_start)) = field_parts(line, separator) {
             let field = LineField {
-                key: span.start..span.start + colon,
-                value: trimmed(text, span.start + colon + 1..span.end),
+                key: span.start..span.start + key_end,
+                value: trimmed(text, span.start + value_start..span.end),
                 line: span,
                 more: Vec::new(),
             };
@@ -50,7 +72,7 @@ pub(crate) fn parse(text: &str) -> Option<LineRecords> {
         }
     }
     records.extend(open);
-    if lines == 0 || other * 100 > lines * MAX_OTHER_SHARE {
+    if lines == 0 || records.is_empty() || other * 100 > lines * MAX_OTHER_SHARE {
         return None;
     }
     let first_key = |r: &LineRecord| &text[r.fields[0].key.clone()];
@@ -65,28 +87,59 @@ pub(crate) fn parse(text: &str) -> Option<LineRecords> {
     })
 }
 
-/// Whether the sample `lines` (non-blank) start like stanzas: the first line a field, and
-/// nearly all lines fields or continuation lines.
+/// Whether the sample `lines` (non-blank) start like stanzas: the first line a `Key: value`
+/// field, and nearly all lines fields or continuation lines; or, after a banner of a few
+/// lines, nearly all the rest `Key = value` fields.
 pub(crate) fn starts_like(lines: &[&str]) -> bool {
-    let fits = |l: &&&str| l.starts_with([' ', '\t']) || field_colon(l).is_some() || **l == "---";
-    lines.first().is_some_and(|l| field_colon(l).is_some())
-        && lines.iter().filter(fits).count() * 100 >= lines.len() * (100 - MAX_OTHER_SHARE)
+    let fits = |separator: Separator, l: &&str| {
+        l.starts_with([' ', '\t']) || field_parts(l, separator).is_some() || *l == "---"
+    };
+    let mostly_fields = |separator: Separator, lines: &[&str]| {
+        lines.iter().filter(|l| fits(separator, l)).count() * 100
+            >= lines.len() * (100 - MAX_OTHER_SHARE)
+    };
+    if lines
+        .first()
+        .is_some_and(|l| field_parts(l, Separator::Colon).is_some())
+    {
+        return mostly_fields(Separator::Colon, lines);
+    }
+    let banner = lines
+        .iter()
+        .take(MAX_BANNER_LINES + 1)
+        .position(|l| field_parts(l, Separator::Equals).is_some());
+    banner.is_some_and(|b| b <= MAX_BANNER_LINES && mostly_fields(Separator::Equals, &lines[b..]))
 }
 
-/// Where the colon of a `Key: value` line at the margin is, if the line is one: a key of
-/// letters, digits and `-_.` (no spaces: `Note that: …` is prose), then `:` and a space or
-/// the end of the line (`http://…` is not a field).
-fn field_colon(line: &str) -> Option<usize> {
-    let colon = line.find(':')?;
-    let key = &line[..colon];
-    let after = line[colon + 1..].chars().next();
-    let plain = !key.is_empty()
-        && key.len() <= MAX_KEY_BYTES
+/// Where the key of a field line at the margin ends and its value starts, if the line is one.
+/// `Key: value`: a key of letters, digits and `-_.` (no spaces: `Note that: …` is prose), then
+/// `:` and a space or the end of the line (`http://…` is not a field). `Key = value`: such
+/// words apart by single spaces (`Packed Size`), then ` =` and a space or the end of the line.
+fn field_parts(line: &str, separator: Separator) -> Option<(usize, usize)> {
+    let (key_end, value_start) = match separator {
+        Separator::Colon => {
+            let colon = line.find(':')?;
+            (colon, colon + 1)
+        }
+        Separator::Equals => {
+            let equals = line.find(" =")?;
+            (equals, equals + 2)
+        }
+    };
+    let key = &line[..key_end];
+    let after = line[value_start..].chars().next();
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let plain = key.len() <= MAX_KEY_BYTES
         && key.starts_with(|c: char| c.is_ascii_alphabetic())
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    (plain && after.is_none_or(|c| c == ' ' || c == '\t')).then_some(colon)
+        && match separator {
+            Separator::Colon => word(key),
+            Separator::Equals => key.split(' ').all(word),
+        };
+    (plain && after.is_none_or(|c| c == ' ' || c == '\t')).then_some((key_end, value_start))
 }
 
 #[cfg(test)]
@@ -108,6 +161,47 @@ pub(super) mod tests {
         // Every field keeps its own source line.
         let field = &list.records[1].fields[7];
         assert_eq!(&DPKG[field.line.clone()], "Version: 3.0.17-1~deb12u2");
+    }
+
+    #[test]
+    fn key_equals_value_stanzas_after_a_banner_are_records() {
+        // `7z l -slt` of a jar (p7zip 16.02), cut to its banner and three entries.
+        let mut text = String::from(
+            "7-Zip [64] 16.02 : Copyright (c) 1999-2016 Igor Pavlov : 2016-05-21\n\
+             p7zip Version 16.02 (locale=C.UTF-8,Utf16=on,HugeFiles=on,64 bits)\n\n\
+             Scanning the drive for archives:\n1 file, 875373 bytes (855 KiB)\n\n\
+             Listing archive: guice.jar\n\n--\nPath = guice.jar\nType = zip\n\
+             Physical Size = 875373\n\n----------\n",
+        );
+        // The banner is a few lines among the hundreds of an archive's entries.
+        for i in 0..30 {
+            let (path, size) = match i {
+                7 => (
+                    "com/google/inject/internal/InjectorImpl.class".to_owned(),
+                    39014,
+                ),
+                _ => (format!("com/google/inject/Class{i}.class"), 1000 + i),
+            };
+            text.push_str(&format!(
+                "Path = {path}\nFolder = -\nSize = {size}\nPacked Size = 566\n\
+                 Modified = 2021-01-19 15:16:46\nCreated =\nCRC = D52DB78D\nMethod = Deflate\n\n"
+            ));
+        }
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(starts_like(&lines));
+        let list = parse(&text).unwrap();
+        assert_eq!(list.records.len(), 31);
+        let value = list.to_value(&text);
+        assert_eq!(value[0]["Physical Size"], "875373");
+        assert_eq!(value[8]["Size"], "39014");
+        assert_eq!(value[2]["Packed Size"], "566");
+        assert_eq!(value[1]["Created"], "");
+        // One block of settings is a flat configuration, not a list of records.
+        let sysctl = "net.core.somaxconn = 4096\nnet.ipv4.tcp_syncookies = 1\nvm.swappiness = 60\n";
+        assert!(parse(sysctl).is_none());
+        // A key is words of a name's letters: a call or an index is no key.
+        assert!(field_parts("total(x) = 3", Separator::Equals).is_none());
+        assert!(field_parts("Packed Size = 566", Separator::Equals).is_some());
     }
 
     #[test]
