@@ -18,8 +18,10 @@ const TOLERANCE: f64 = 2.0;
 /// ran on them, and lowered the figure from 88.5% over the 28 before to 86.3%; the asked
 /// members of pretty-printed JSON rendered with their colon's space raised it to 88.2%, room
 /// for the texts of several lines the query names and the colon's space before any value of
-/// an asked member to 89.6%, a flat map of many short values shown a member a line to 90.0%).
-const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 95.3), ("own", 90.0)];
+/// an asked member to 89.6%, a flat map of many short values shown a member a line to 90.0%,
+/// a deep tree's context lines shown by their short members only to 89.6%: `npm ls`'s
+/// `_id` of a package kept only as the context of its dependencies).
+const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 95.3), ("own", 89.6)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.
