@@ -12,6 +12,7 @@
 
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::Doc;
+use crate::methods::extract::kinds::json::Strings;
 
 /// One step of indentation under a parent.
 const STEP: &str = "  ";
@@ -145,22 +146,14 @@ pub(super) fn brief(text: &str) -> Option<String> {
 /// never at one inside a string or a nested value.
 fn top_level_members(members: &str) -> impl Iterator<Item = &str> {
     let mut depth = 0i32;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     let mut start = 0;
     let mut cuts = Vec::new();
     for (i, b) in members.bytes().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
+        if strings.holds(b) {
             continue;
         }
         match b {
-            b'"' => in_string = true,
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth -= 1,
             b',' if depth == 0 => {

@@ -281,16 +281,28 @@ mod tests {
                  the {name} release\n\n"
             ));
         }
-        let doc = markdown::build(text.into(), ContentKind::Markdown);
-        let q = Query::from_hints(
-            &Hints::new().with_query("which bugs were fixed in v0.18.0, and what did it bump?"),
-        );
-        let s = score(&doc, q.as_ref());
-        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
         // v0.19.0 holds alpha, v0.18.0 bravo.
-        let named = unit("- Fixed the bravo").expect("the named release's fix");
-        let other = unit("- Fixed the charlie").expect("another release's fix");
-        assert!(s[named] > s[other] + 2.0, "{} vs {}", s[named], s[other]);
+        assert_ranks_above(
+            text,
+            "which bugs were fixed in v0.18.0, and what did it bump?",
+            ("- Fixed the bravo", "- Fixed the charlie"),
+            2.0,
+        );
+    }
+
+    /// Scores the markdown `text` for `query` and checks that the unit starting with
+    /// `units.0` scores above the one starting with `units.1` by more than `margin`.
+    fn assert_ranks_above(text: String, query: &str, units: (&str, &str), margin: f32) {
+        let doc = markdown::build(text.into(), ContentKind::Markdown);
+        let q = Query::from_hints(&Hints::new().with_query(query));
+        let s = score(&doc, q.as_ref());
+        let unit = |start: &str| {
+            (0..doc.units.len())
+                .find(|&u| doc.text(u).starts_with(start))
+                .unwrap_or_else(|| panic!("no unit starts with {start}"))
+        };
+        let (above, below) = (unit(units.0), unit(units.1));
+        assert!(s[above] > s[below] + margin, "{} vs {}", s[above], s[below]);
     }
 
     #[test]
@@ -312,17 +324,17 @@ mod tests {
             }
             text.push('\n');
         }
-        let doc = markdown::build(text.into(), ContentKind::Markdown);
-        let q = Query::from_hints(
-            &Hints::new().with_query("what changed in release 2022.18.01 about the cache?"),
-        );
-        let s = score(&doc, q.as_ref());
-        let unit = |start: &str| (0..doc.units.len()).find(|&u| doc.text(u).starts_with(start));
         // The last entry of the named release, far past the first few its heading lends to;
         // 2022.18.01 holds bravo, 2022.17.01 charlie.
-        let named = unit("- Fix the cache of the bravo extractor, nine e").expect("named");
-        let other = unit("- Fix the cache of the charlie extractor, nine e").expect("other");
-        assert!(s[named] > s[other] + 1.0, "{} vs {}", s[named], s[other]);
+        assert_ranks_above(
+            text,
+            "what changed in release 2022.18.01 about the cache?",
+            (
+                "- Fix the cache of the bravo extractor, nine e",
+                "- Fix the cache of the charlie extractor, nine e",
+            ),
+            1.0,
+        );
     }
 
     #[test]

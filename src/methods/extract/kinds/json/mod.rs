@@ -26,6 +26,7 @@ mod table;
 use raw::{Element, Item};
 pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document};
 use spacing::Spacing;
+pub(crate) use spacing::Strings;
 
 use named::{is_key_named, names_key};
 use render::{approx_len, compact, json_string, labelled, summary};

@@ -38,21 +38,13 @@ impl Spacing {
         // Lists of scalars opened on their line (`["a"`), and opened with a line break.
         let mut scalar_lists = [0usize; 2];
         let mut in_inline_list = false;
-        let mut in_string = false;
-        let mut escaped = false;
+        let mut strings = Strings::default();
         for (i, &b) in bytes.iter().enumerate() {
-            if in_string {
-                match b {
-                    _ if escaped => escaped = false,
-                    b'\\' => escaped = true,
-                    b'"' => in_string = false,
-                    _ => {}
-                }
+            if strings.holds(b) {
                 continue;
             }
             let spaced = bytes.get(i + 1) == Some(&b' ');
             match b {
-                b'"' => in_string = true,
                 b':' => colon[usize::from(spaced)] += 1,
                 // The commas of a list kept on one line say nothing of how members are laid.
                 b',' if in_inline_list => {}
@@ -232,6 +224,32 @@ fn starts_scalar(b: u8) -> bool {
 /// Whether a JSON value can end with `b` (`"…"`, `}`, `]`, a number, `true`, `null`).
 fn ends_value(b: u8) -> bool {
     matches!(b, b'"' | b'}' | b']' | b'e' | b'l') || b.is_ascii_digit()
+}
+
+/// Which bytes of JSON text are inside its strings (quotes included), told a byte at a time
+/// from the start of the text or of a value.
+#[derive(Debug, Default)]
+pub(crate) struct Strings {
+    open: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Whether byte `b`, the next of the text, is part of a string.
+    pub(crate) fn holds(&mut self, b: u8) -> bool {
+        if self.open {
+            match b {
+                _ if self.escaped => self.escaped = false,
+                b'\\' => self.escaped = true,
+                b'"' => self.open = false,
+                _ => {}
+            }
+            true
+        } else {
+            self.open = b == b'"';
+            self.open
+        }
+    }
 }
 
 #[cfg(test)]
