@@ -5,6 +5,7 @@ use super::*;
 use crate::methods::extract::doc::FieldValue;
 
 mod query_names;
+mod tables;
 
 fn doc_of(text: &str) -> Doc<'static> {
     build_value(
@@ -14,12 +15,17 @@ fn doc_of(text: &str) -> Doc<'static> {
     )
 }
 
+/// The text of each unit of `doc`, in order.
+fn unit_texts<'d>(doc: &'d Doc<'_>) -> Vec<&'d str> {
+    (0..doc.units.len()).map(|i| doc.text(i)).collect()
+}
+
 #[test]
 fn record_arrays_get_a_schema_line_and_one_line_per_record() {
     let doc = doc_of(
         r#"{"total":3,"runs":[{"id":1,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":2,"conclusion":"failure","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},{"id":3,"conclusion":"success","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}"#,
     );
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts[0].starts_with(r#"{"total":3,"runs":[…3 items]"#),
         "{texts:?}"
@@ -140,7 +146,7 @@ fn a_big_map_member_the_query_names_is_walked_part_by_part() {
         .with_query("What are the valid values of WaitSeconds in ReceiveRequest?");
     let query = Query::from_hints(&hints).unwrap();
     let doc = build_value(&value, Some(&query), 700);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts.iter().any(
             |t| t.starts_with("shapes.ReceiveRequest.members.WaitSeconds")
@@ -194,7 +200,7 @@ fn a_named_member_just_over_its_line_is_walked_too() {
         probe.len()
     );
     let doc = build_value(&value, Some(&query), max_unit_bytes);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts
             .iter()
@@ -220,7 +226,7 @@ fn a_map_of_many_short_values_is_a_member_a_line() {
     let hints = crate::methods::extract::Hints::new().with_query("What is LIBDIR?");
     let query = Query::from_hints(&hints).unwrap();
     let doc = build_document(&text, Some(&query), 1400);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert_eq!(texts[0], "{…202 keys}", "{texts:#?}");
     // The asked member as the pretty original prints it; the others compact, a line each.
     assert!(
@@ -269,7 +275,7 @@ fn constant_children_are_named_once_in_the_schema() {
         item.replace("\"id\":1", "\"id\":3")
     );
     let doc = doc_of(&text);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts[0].ends_with("same in all (not repeated): repo"),
         "{texts:?}"
@@ -457,7 +463,7 @@ fn a_few_records_each_a_document_are_walked_into_their_inner_records() {
         .map(|f| serde_json::json!({"source": format!("f{f}.css"), "errored": true, "warnings": findings(f)}))
         .collect();
     let doc = build_value(&Value::Array(report), None, 1000);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     // Each file's findings are records of their own, one line each, the rare one among them.
     assert!(
         texts
@@ -523,7 +529,7 @@ fn a_few_records_made_mostly_of_several_lists_are_walked() {
     let homes = serde_json::json!({"homes": [home("A BIG HOME", 60), home("A SECOND HOME", 30)]});
     let q = query_of("in 'A SECOND HOME', which module is Plug 17?");
     let doc = build_value(&homes, Some(&q), 1000);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts.iter().any(|t| t.starts_with("homes[1].modules[17]:")),
         "{texts:?}"
@@ -553,7 +559,7 @@ fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
     ]});
     let q = query_of("what image does the kube-dns container use?");
     let doc = build_value(&list, Some(&q), 1000);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         !texts.iter().any(|t| t.starts_with("items[1].metadata")),
         "{texts:?}"
@@ -564,133 +570,6 @@ fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
             .any(|t| t.starts_with("items[1]") && t.contains("k8s-dns-kube-dns:1.21.0-gke.0")),
         "{texts:?}"
     );
-}
-
-#[test]
-fn a_text_the_query_ranks_by_is_ranked_by_its_length() {
-    let comments: Vec<Value> = (0..60)
-        .map(|i| {
-            let body = if i == 13 {
-                "a long story about a hard choice, told at length ".repeat(8)
-            } else {
-                format!("short reply number {i}")
-            };
-            serde_json::json!({"id": format!("c{i}"), "author": format!("user{i}"), "body": body})
-        })
-        .collect();
-    let q = query_of("which comment has the longest body?");
-    let listing = serde_json::json!({"kind": "Listing", "data": {"children": comments}});
-    let doc = build_value(&listing, Some(&q), 300);
-    let body = doc
-        .fields
-        .iter()
-        .find(|f| f.name().ends_with("body"))
-        .expect("a body field");
-    let longest = body
-        .iter()
-        .filter_map(|(u, v)| match v {
-            FieldValue::Number(n) => Some((u, n)),
-            _ => None,
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("lengths");
-    assert!(
-        doc.text(longest.0).contains("c13"),
-        "{}",
-        doc.text(longest.0)
-    );
-    // Unranked, a long text is no field at all.
-    let q = query_of("which comment says the most about choices?");
-    let comments = serde_json::json!([{"body": "x y ".repeat(40)}, {"body": "z w ".repeat(40)}]);
-    let doc = build_value(&comments, Some(&q), 1000);
-    assert!(!doc.fields.iter().any(|f| f.name() == "body"));
-}
-
-/// An SBOM's components: most under a few licenses given by `id`, four under rare ones, one
-/// by an `expression`, one with none.
-fn components() -> Vec<Value> {
-    (0..30)
-        .map(|i| {
-            let licenses = match i {
-                7 => serde_json::json!([{"expression": "(AFL-2.1 OR BSD-3-Clause)", "acknowledgement": "declared"}]),
-                3 | 11 | 19 | 27 => {
-                    let id = ["Unlicense", "MPL-2.0", "0BSD", "GPL-2.0-only"][i / 8];
-                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
-                }
-                _ => {
-                    let id = ["MIT", "ISC", "Apache-2.0"][i % 3];
-                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
-                }
-            };
-            let mut component = serde_json::json!({
-                "name": format!("package-{i}"), "version": format!("1.{i}.0"),
-                "description": format!("The {i}th helper library of a small project, described at some length."),
-                "homepage": format!("https://example.org/projects/package-{i}/documentation/index.html"),
-                "bom-ref": format!("root@1.0.0|package-{i}@1.{i}.0|with-a-long-reference-path"),
-                "purl": format!("pkg:npm/package-{i}@1.{i}.0"), "licenses": licenses,
-            });
-            if i == 23 {
-                component.as_object_mut().map(|c| c.remove("licenses"));
-            }
-            component
-        })
-        .collect()
-}
-
-#[test]
-fn a_list_s_most_telling_field_is_its_column_and_another_stands_in_where_missing() {
-    let components = components();
-    let q = query_of("which components are under an unusual license?");
-    let doc = build_value(
-        &serde_json::json!({ "components": components }),
-        Some(&q),
-        300,
-    );
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
-    let schema = texts
-        .iter()
-        .find(|t| t.contains("one line per record"))
-        .unwrap();
-    // The license's `id`, not its `acknowledgement`, which is always "declared".
-    assert!(schema.contains("licenses[].license.id"), "{schema}");
-    let row = |name: &str| {
-        texts
-            .iter()
-            .find(|t| t.contains(&format!("| {name} |")) || t.contains(&format!(": {name} |")))
-            .copied()
-            .unwrap_or_default()
-    };
-    assert!(row("package-3").contains("Unlicense"), "{texts:?}");
-    // The component licensed by an expression shows it where the others show an id.
-    assert!(
-        row("package-7").contains("(AFL-2.1 OR BSD-3-Clause)"),
-        "{texts:?}"
-    );
-    // The list a row shows is a field of the records: the one `Unlicense` is rare.
-    let field = doc
-        .fields
-        .iter()
-        .find(|f| f.name() == "licenses[].license.id")
-        .expect("a field of the licenses");
-    assert_eq!(field.len(), components.len());
-}
-
-#[test]
-fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
-    let components = components();
-    let listing = serde_json::json!({ "components": components });
-    let q = query_of("which component declares no license at all?");
-    let doc = build_value(&listing, Some(&q), 300);
-    let scores = crate::methods::extract::score::score(&doc, Some(&q));
-    let lacking = (0..doc.units.len())
-        .find(|&u| doc.text(u).contains("package-23 |"))
-        .expect("the row of the component without a license");
-    let mut ranked: Vec<usize> = (0..doc.units.len())
-        .filter(|&u| !doc.units[u].pinned)
-        .collect();
-    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    // Ahead of the records rare for their own licenses.
-    assert_eq!(ranked[0], lacking, "{}", doc.text(ranked[0]));
 }
 
 #[test]
@@ -722,126 +601,13 @@ fn a_markdown_tree_in_a_record_is_shown_as_its_text() {
             {"type": "paragraph", "children": [{"type": "text", "value": format!("Does thing {i} to the file.")}]}]}}))
         .collect();
     let doc = build_value(&Value::Array(entries), None, 1000);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts
             .iter()
             .any(|t| t.contains(r#""description":"Does thing 4 to the file.""#)),
         "{texts:?}"
     );
-}
-
-#[test]
-fn many_files_of_a_linter_report_read_as_one_table_of_findings() {
-    let report: Vec<Value> = (0..26)
-        .map(|f| {
-            let messages: Vec<Value> = (0..f % 5)
-                .map(|m| {
-                    let (rule, text) = if f == 19 && m == 2 {
-                        ("id-unique", "The id value [ parse ] must be unique.".to_owned())
-                    } else {
-                        ("spec-char-escape", format!("Special characters must be escaped : [ < ] ({f}.{m})."))
-                    };
-                    serde_json::json!({"type": "error", "message": text, "line": 40 * m + 3, "col": 9, "rule": {"id": rule, "link": format!("https://htmlhint.com/rules/{rule}")}})
-                })
-                .collect();
-            serde_json::json!({"file": format!("/site/api/Page{f}.html"), "messages": messages, "time": 20 + f})
-        })
-        .collect();
-    let q = query_of("which id values are duplicated, and in which file?");
-    let doc = build_value(&Value::Array(report), Some(&q), 1000);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
-    assert!(
-        texts.iter().any(|t| t.starts_with("[19].messages[2]:")
-            && t.contains("/site/api/Page19.html")
-            && t.contains("The id value [ parse ] must be unique.")),
-        "{texts:?}"
-    );
-}
-
-#[test]
-fn flat_json_lines_are_rows_and_nested_messages_stay_whole() {
-    let flat: String = (0..12)
-        .map(|i| {
-            format!(
-                "{{\"url\":\"http://127.0.0.1:3011/items/{i}\",\"http_code\":200,\"local_port\":{},\"num_headers\":4,\"size_download\":{},\"size_header\":149,\"speed_download\":{},\"time_connect\":0.000725,\"time_namelookup\":0.00003,\"time_pretransfer\":0.000775,\"time_starttransfer\":0.003087,\"time_total\":0.0031{i},\"content_type\":\"application/json;charset=UTF-8\",\"scheme\":\"HTTP\",\"method\":\"GET\"}}\n",
-                40000 + i,
-                8 + i,
-                2515 + i
-            )
-        })
-        .collect();
-    let doc = build_lines(&flat, None, 1000);
-    assert!(
-        doc.text(0).contains("one line per record"),
-        "{}",
-        doc.text(0)
-    );
-    assert!(doc.text(1).contains(" | "), "{}", doc.text(1));
-    // A compiler's messages nest what they say: each is read whole.
-    let nested: String = (0..12)
-        .map(|i| {
-            format!(
-                "{{\"reason\":\"compiler-message\",\"package_id\":\"demo 0.1.0\",\"target\":{{\"name\":\"demo\",\"kind\":[\"lib\"]}},\"message\":{{\"level\":\"warning\",\"message\":\"unused variable: `x{i}`\",\"spans\":[{{\"file_name\":\"src/lib.rs\",\"line_start\":{i}}}],\"rendered\":\"warning: unused variable: `x{i}` at src/lib.rs:{i}\"}}}}\n"
-            )
-        })
-        .collect();
-    let doc = build_lines(&nested, None, 1000);
-    assert!(
-        !doc.text(0).contains("one line per record"),
-        "{}",
-        doc.text(0)
-    );
-    assert!(doc.text(1).contains("rendered"), "{}", doc.text(1));
-}
-
-/// A media report's records in the shape of `mediainfo --Output=JSON`: each file's sizes sit
-/// in an array of tracks, as numbers written as strings.
-fn media_report() -> Value {
-    let records: Vec<Value> = (0..40)
-        .map(|i| {
-            let size = if i == 23 { 368_214 } else { 3_000 + i * 17 };
-            serde_json::json!({
-                "creatingLibrary": {"name": "MediaInfoLib", "version": "23.04"},
-                "media": {
-                    "@ref": format!("/data/file{i}.png"),
-                    "track": [
-                        {"@type": "General", "FileExtension": "png", "FileSize": size.to_string()},
-                        {"@type": "Image", "Width": "640", "Height": "480", "ColorSpace": "RGB"}
-                    ]
-                }
-            })
-        })
-        .collect();
-    Value::Array(records)
-}
-
-#[test]
-fn a_ranked_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
-    let q = query_of("which file is the largest on disk, and what format does it have?");
-    let doc = build_value(&media_report(), Some(&q), 1000);
-    let sizes = doc
-        .fields
-        .iter()
-        .find(|f| f.name() == "media.track[].FileSize")
-        .expect("the nested size is a field");
-    let largest = sizes
-        .iter()
-        .filter_map(|(u, v)| match v {
-            FieldValue::Number(n) => Some((u, n)),
-            FieldValue::Category(_) => None,
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("sizes are numbers");
-    assert_eq!(largest.1, 368_214.0);
-    assert!(doc.text(largest.0).contains("/data/file23.png"));
-    // Without a superlative nothing deeper than before becomes a field.
-    let plain = build_value(
-        &media_report(),
-        Some(&query_of("what format is file23?")),
-        1000,
-    );
-    assert!(plain.fields.iter().all(|f| !f.name().contains("[]")));
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn packages() -> Value {
 fn list_items_the_query_names_are_kept_with_their_path_from_a_folded_list() {
     let query = query_of("Which zebra and quokka versions does the hub package require?");
     let doc = build_value(&packages(), Some(&query), 1400);
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     let hub = texts
         .iter()
         .find(|t| t.contains(r#""hub""#))
@@ -154,7 +154,7 @@ fn a_big_map_member_named_by_every_word_of_its_key_is_walked_part_by_part() {
         Some(&query),
         300,
     );
-    let texts: Vec<&str> = (0..doc.units.len()).map(|i| doc.text(i)).collect();
+    let texts = unit_texts(&doc);
     assert!(
         texts
             .iter()

@@ -1,0 +1,245 @@
+//! Records as rows of a table and ranked by a column: the field that tells records apart is
+//! their column, a ranked text or number (nested in a record's lists too) picks its record,
+//! and flat messages are rows while nested ones stay whole.
+
+use super::*;
+
+#[test]
+fn a_text_the_query_ranks_by_is_ranked_by_its_length() {
+    let comments: Vec<Value> = (0..60)
+        .map(|i| {
+            let body = if i == 13 {
+                "a long story about a hard choice, told at length ".repeat(8)
+            } else {
+                format!("short reply number {i}")
+            };
+            serde_json::json!({"id": format!("c{i}"), "author": format!("user{i}"), "body": body})
+        })
+        .collect();
+    let q = query_of("which comment has the longest body?");
+    let listing = serde_json::json!({"kind": "Listing", "data": {"children": comments}});
+    let doc = build_value(&listing, Some(&q), 300);
+    let body = doc
+        .fields
+        .iter()
+        .find(|f| f.name().ends_with("body"))
+        .expect("a body field");
+    let longest = body
+        .iter()
+        .filter_map(|(u, v)| match v {
+            FieldValue::Number(n) => Some((u, n)),
+            _ => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("lengths");
+    assert!(
+        doc.text(longest.0).contains("c13"),
+        "{}",
+        doc.text(longest.0)
+    );
+    // Unranked, a long text is no field at all.
+    let q = query_of("which comment says the most about choices?");
+    let comments = serde_json::json!([{"body": "x y ".repeat(40)}, {"body": "z w ".repeat(40)}]);
+    let doc = build_value(&comments, Some(&q), 1000);
+    assert!(!doc.fields.iter().any(|f| f.name() == "body"));
+}
+
+/// An SBOM's components: most under a few licenses given by `id`, four under rare ones, one
+/// by an `expression`, one with none.
+fn components() -> Vec<Value> {
+    (0..30)
+        .map(|i| {
+            let licenses = match i {
+                7 => serde_json::json!([{"expression": "(AFL-2.1 OR BSD-3-Clause)", "acknowledgement": "declared"}]),
+                3 | 11 | 19 | 27 => {
+                    let id = ["Unlicense", "MPL-2.0", "0BSD", "GPL-2.0-only"][i / 8];
+                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
+                }
+                _ => {
+                    let id = ["MIT", "ISC", "Apache-2.0"][i % 3];
+                    serde_json::json!([{"license": {"id": id, "acknowledgement": "declared"}}])
+                }
+            };
+            let mut component = serde_json::json!({
+                "name": format!("package-{i}"), "version": format!("1.{i}.0"),
+                "description": format!("The {i}th helper library of a small project, described at some length."),
+                "homepage": format!("https://example.org/projects/package-{i}/documentation/index.html"),
+                "bom-ref": format!("root@1.0.0|package-{i}@1.{i}.0|with-a-long-reference-path"),
+                "purl": format!("pkg:npm/package-{i}@1.{i}.0"), "licenses": licenses,
+            });
+            if i == 23 {
+                component.as_object_mut().map(|c| c.remove("licenses"));
+            }
+            component
+        })
+        .collect()
+}
+
+#[test]
+fn a_list_s_most_telling_field_is_its_column_and_another_stands_in_where_missing() {
+    let components = components();
+    let q = query_of("which components are under an unusual license?");
+    let doc = build_value(
+        &serde_json::json!({ "components": components }),
+        Some(&q),
+        300,
+    );
+    let texts = unit_texts(&doc);
+    let schema = texts
+        .iter()
+        .find(|t| t.contains("one line per record"))
+        .unwrap();
+    // The license's `id`, not its `acknowledgement`, which is always "declared".
+    assert!(schema.contains("licenses[].license.id"), "{schema}");
+    let row = |name: &str| {
+        texts
+            .iter()
+            .find(|t| t.contains(&format!("| {name} |")) || t.contains(&format!(": {name} |")))
+            .copied()
+            .unwrap_or_default()
+    };
+    assert!(row("package-3").contains("Unlicense"), "{texts:?}");
+    // The component licensed by an expression shows it where the others show an id.
+    assert!(
+        row("package-7").contains("(AFL-2.1 OR BSD-3-Clause)"),
+        "{texts:?}"
+    );
+    // The list a row shows is a field of the records: the one `Unlicense` is rare.
+    let field = doc
+        .fields
+        .iter()
+        .find(|f| f.name() == "licenses[].license.id")
+        .expect("a field of the licenses");
+    assert_eq!(field.len(), components.len());
+}
+
+#[test]
+fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
+    let components = components();
+    let listing = serde_json::json!({ "components": components });
+    let q = query_of("which component declares no license at all?");
+    let doc = build_value(&listing, Some(&q), 300);
+    let scores = crate::methods::extract::score::score(&doc, Some(&q));
+    let lacking = (0..doc.units.len())
+        .find(|&u| doc.text(u).contains("package-23 |"))
+        .expect("the row of the component without a license");
+    let mut ranked: Vec<usize> = (0..doc.units.len())
+        .filter(|&u| !doc.units[u].pinned)
+        .collect();
+    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    // Ahead of the records rare for their own licenses.
+    assert_eq!(ranked[0], lacking, "{}", doc.text(ranked[0]));
+}
+
+#[test]
+fn many_files_of_a_linter_report_read_as_one_table_of_findings() {
+    let report: Vec<Value> = (0..26)
+        .map(|f| {
+            let messages: Vec<Value> = (0..f % 5)
+                .map(|m| {
+                    let (rule, text) = if f == 19 && m == 2 {
+                        ("id-unique", "The id value [ parse ] must be unique.".to_owned())
+                    } else {
+                        ("spec-char-escape", format!("Special characters must be escaped : [ < ] ({f}.{m})."))
+                    };
+                    serde_json::json!({"type": "error", "message": text, "line": 40 * m + 3, "col": 9, "rule": {"id": rule, "link": format!("https://htmlhint.com/rules/{rule}")}})
+                })
+                .collect();
+            serde_json::json!({"file": format!("/site/api/Page{f}.html"), "messages": messages, "time": 20 + f})
+        })
+        .collect();
+    let q = query_of("which id values are duplicated, and in which file?");
+    let doc = build_value(&Value::Array(report), Some(&q), 1000);
+    let texts = unit_texts(&doc);
+    assert!(
+        texts.iter().any(|t| t.starts_with("[19].messages[2]:")
+            && t.contains("/site/api/Page19.html")
+            && t.contains("The id value [ parse ] must be unique.")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn flat_json_lines_are_rows_and_nested_messages_stay_whole() {
+    let flat: String = (0..12)
+        .map(|i| {
+            format!(
+                "{{\"url\":\"http://127.0.0.1:3011/items/{i}\",\"http_code\":200,\"local_port\":{},\"num_headers\":4,\"size_download\":{},\"size_header\":149,\"speed_download\":{},\"time_connect\":0.000725,\"time_namelookup\":0.00003,\"time_pretransfer\":0.000775,\"time_starttransfer\":0.003087,\"time_total\":0.0031{i},\"content_type\":\"application/json;charset=UTF-8\",\"scheme\":\"HTTP\",\"method\":\"GET\"}}\n",
+                40000 + i,
+                8 + i,
+                2515 + i
+            )
+        })
+        .collect();
+    let doc = build_lines(&flat, None, 1000);
+    assert!(
+        doc.text(0).contains("one line per record"),
+        "{}",
+        doc.text(0)
+    );
+    assert!(doc.text(1).contains(" | "), "{}", doc.text(1));
+    // A compiler's messages nest what they say: each is read whole.
+    let nested: String = (0..12)
+        .map(|i| {
+            format!(
+                "{{\"reason\":\"compiler-message\",\"package_id\":\"demo 0.1.0\",\"target\":{{\"name\":\"demo\",\"kind\":[\"lib\"]}},\"message\":{{\"level\":\"warning\",\"message\":\"unused variable: `x{i}`\",\"spans\":[{{\"file_name\":\"src/lib.rs\",\"line_start\":{i}}}],\"rendered\":\"warning: unused variable: `x{i}` at src/lib.rs:{i}\"}}}}\n"
+            )
+        })
+        .collect();
+    let doc = build_lines(&nested, None, 1000);
+    assert!(
+        !doc.text(0).contains("one line per record"),
+        "{}",
+        doc.text(0)
+    );
+    assert!(doc.text(1).contains("rendered"), "{}", doc.text(1));
+}
+
+/// A media report's records in the shape of `mediainfo --Output=JSON`: each file's sizes sit
+/// in an array of tracks, as numbers written as strings.
+fn media_report() -> Value {
+    let records: Vec<Value> = (0..40)
+        .map(|i| {
+            let size = if i == 23 { 368_214 } else { 3_000 + i * 17 };
+            serde_json::json!({
+                "creatingLibrary": {"name": "MediaInfoLib", "version": "23.04"},
+                "media": {
+                    "@ref": format!("/data/file{i}.png"),
+                    "track": [
+                        {"@type": "General", "FileExtension": "png", "FileSize": size.to_string()},
+                        {"@type": "Image", "Width": "640", "Height": "480", "ColorSpace": "RGB"}
+                    ]
+                }
+            })
+        })
+        .collect();
+    Value::Array(records)
+}
+
+#[test]
+fn a_ranked_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
+    let q = query_of("which file is the largest on disk, and what format does it have?");
+    let doc = build_value(&media_report(), Some(&q), 1000);
+    let sizes = doc
+        .fields
+        .iter()
+        .find(|f| f.name() == "media.track[].FileSize")
+        .expect("the nested size is a field");
+    let largest = sizes
+        .iter()
+        .filter_map(|(u, v)| match v {
+            FieldValue::Number(n) => Some((u, n)),
+            FieldValue::Category(_) => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("sizes are numbers");
+    assert_eq!(largest.1, 368_214.0);
+    assert!(doc.text(largest.0).contains("/data/file23.png"));
+    // Without a superlative nothing deeper than before becomes a field.
+    let plain = build_value(
+        &media_report(),
+        Some(&query_of("what format is file23?")),
+        1000,
+    );
+    assert!(plain.fields.iter().all(|f| !f.name().contains("[]")));
+}
