@@ -49,8 +49,18 @@ impl TreeLabels {
                     .map_or(0, |p| repeated_label(doc.text(p), doc.text(u)) as u32)
             })
             .collect();
+        // Only a parent is ever kept as another's context: the rest need no brief form.
+        let mut is_parent = vec![false; doc.units.len()];
+        for p in doc.units.iter().filter_map(|unit| unit.parent.get()) {
+            is_parent[p] = true;
+        }
         let brief_len = (0..doc.units.len())
-            .map(|u| brief(doc.text(u)).map_or(0, |b| b.len() as u32))
+            .map(|u| {
+                is_parent[u]
+                    .then(|| brief(doc.text(u)))
+                    .flatten()
+                    .map_or(0, |b| b.len() as u32)
+            })
             .collect();
         TreeLabels {
             repeated,
