@@ -28,6 +28,7 @@ mod references;
 mod reports;
 mod rows;
 mod settings;
+mod traces;
 
 /// A unit that matches the query best scores this much from BM25.
 const QUERY_WEIGHT: f32 = 10.0;
@@ -104,6 +105,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         )
     {
         last_matches::raise_last_matches(doc, &query_scores, &mut scores);
+    }
+    if let Some(q) = query
+        && doc.kind == ContentKind::Log
+    {
+        traces::raise_traced_entries(doc, q, &matches, &query_scores, &mut scores);
     }
     // Records of one kind in command output (certificates, key records, commits).
     let records = if doc.kind == ContentKind::Text {

@@ -1,0 +1,103 @@
+//! In a debug trace a request is named once, where it comes in, and what happens to it (the
+//! bytes sent on, the answer that came back) follows in the entries after, which never name
+//! it again: "what did the backend answer to request rsv-4471" is answered a few entries past
+//! the only line holding `rsv-4471`.
+
+use super::super::doc::Doc;
+use super::super::query::Query;
+
+/// An exact string the query names in at most this many entries marks where a request is
+/// named; one found in more is matched wherever it matters.
+const MAX_NAMING_ENTRIES: usize = 3;
+/// Entries after a naming entry that gain from it.
+const FOLLOWING_ENTRIES: usize = 16;
+/// Entries before it (what was read just before a request was parsed).
+const LEADING_ENTRIES: usize = 2;
+/// The share of the naming entry's query score each of them gains.
+const TRACE_SHARE: f32 = 0.5;
+
+/// Raises the entries that follow (and just precede) an entry naming a rare exact string of
+/// the query, by a share of that entry's query score.
+pub(in super::super) fn raise_traced_entries(
+    doc: &Doc<'_>,
+    query: &Query,
+    matches: &[(u32, u32)],
+    query_scores: &[f32],
+    scores: &mut [f32],
+) {
+    let n = doc.units.len();
+    let words = query.words.len() as u32;
+    let mut hits: Vec<Vec<u32>> = vec![Vec::new(); query.exact.len()];
+    for &(u, term) in matches {
+        if let Some(h) = term
+            .checked_sub(words)
+            .and_then(|t| hits.get_mut(t as usize))
+        {
+            h.push(u);
+        }
+    }
+    let mut lift = vec![0.0f32; n];
+    for h in hits
+        .iter()
+        .filter(|h| !h.is_empty() && h.len() <= MAX_NAMING_ENTRIES)
+    {
+        for &u in h {
+            let u = u as usize;
+            let gain = TRACE_SHARE * query_scores[u];
+            let around = u.saturating_sub(LEADING_ENTRIES)..(u + FOLLOWING_ENTRIES + 1).min(n);
+            for l in &mut lift[around] {
+                *l = l.max(gain);
+            }
+        }
+    }
+    for (s, l) in scores.iter_mut().zip(lift) {
+        *s += l;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::methods::extract::Hints;
+    use crate::methods::extract::kinds::log;
+    use crate::methods::extract::query::Query;
+    use crate::methods::extract::score::score;
+
+    #[test]
+    fn what_follows_the_one_entry_naming_a_request_is_its_answer() {
+        // A proxy's debug trace: each request is named once, by its id, where it is parsed;
+        // what the backend answered comes entries later without the id.
+        let mut text = String::new();
+        for i in 0..30 {
+            let status = if i % 3 == 0 { "409 Conflict" } else { "200 OK" };
+            text.push_str(&format!(
+                "10:00:{i:02}: recv(5, 32768) returns {}\n\
+                 10:00:{i:02}: parse_request(POST /reserve, X-Request-Id: req-{i:04})\n\
+                 10:00:{i:02}: epoll_wait returns 1\n\
+                 10:00:{i:02}: fd = 6 => conn = 0\n\
+                 10:00:{i:02}: copy_down: recv(6, 32768) returns {}\n\
+                 10:00:{i:02}: {}: HTTP/1.1 {status}\n\
+                 10:00:{i:02}: close_conn: closing connection 0\n",
+                200 + i,
+                100 + i,
+                100 + i,
+            ));
+        }
+        let doc = log::build(&text);
+        let query = Query::from_hints(
+            &Hints::new().with_query("what did the backend answer to request req-0012?"),
+        );
+        let scores = score(&doc, query.as_ref());
+        let answer = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains(": 112: HTTP/1.1"))
+            .unwrap();
+        let other_answers = (0..doc.units.len())
+            .filter(|&u| u != answer && doc.text(u).contains("HTTP/1.1"))
+            .map(|u| scores[u])
+            .fold(f32::MIN, f32::max);
+        assert!(
+            scores[answer] > other_answers,
+            "{} <= {other_answers}",
+            scores[answer]
+        );
+    }
+}
