@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::doc::{Doc, Field, FieldValue};
-use super::query::{Ends, Query};
+use super::query::{Bound, Ends, Query};
 
 /// A field value rare among sibling records, or the column's largest or smallest value.
 const RARE_VALUE_WEIGHT: f32 = 2.5;
@@ -178,10 +178,25 @@ fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
 /// bounds is past the bound score `weight`, as much as the best match, when they are a
 /// minority (a bound most records pass sets none apart).
 fn add_past_bounds(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
-    for field in &doc.fields {
-        let Some(bound) = query.bound_on(field.name()) else {
+    // Of the columns one bound names, those naming most of its words: `hruns`, not `runs`,
+    // for "300 or more home runs".
+    let bounded: Vec<(&Field, &Bound, usize)> = (doc.fields.iter())
+        .filter_map(|f| {
+            let bound = query.bound_on(f.name())?;
+            Some((f, bound, query.bound_words_named(bound, f.name())))
+        })
+        .collect();
+    let most_named = |bound: &Bound| {
+        (bounded.iter())
+            .filter(|(_, b, _)| std::ptr::eq(*b, bound))
+            .map(|&(_, _, n)| n)
+            .max()
+            .unwrap_or(0)
+    };
+    for &(field, bound, named) in &bounded {
+        if named < most_named(bound) {
             continue;
-        };
+        }
         let past: Vec<usize> = field
             .iter()
             .filter(|&(_, v)| matches!(v, FieldValue::Number(x) if bound.is_passed_by(x)))

@@ -67,15 +67,18 @@ pub(crate) struct Bound {
     pub(crate) value: f64,
     /// Whether the values asked for are over the bound, not under it.
     pub(crate) above: bool,
+    /// Whether the bound itself is among them ("at least 300", "5 or fewer").
+    pub(crate) inclusive: bool,
 }
 
 impl Bound {
     /// Whether `value` is past the bound, on the side asked for.
     pub(crate) fn is_passed_by(&self, value: f64) -> bool {
-        if self.above {
-            value > self.value
-        } else {
-            value < self.value
+        match (self.above, self.inclusive) {
+            (true, false) => value > self.value,
+            (true, true) => value >= self.value,
+            (false, false) => value < self.value,
+            (false, true) => value <= self.value,
         }
     }
 }
@@ -189,8 +192,64 @@ fn names_one_of(name: &str, words: &std::collections::HashSet<String, WordHash>)
             || compound_ends_with_one_of(w, words)
             || abbreviates_one_of(w, words)
             || short_forms_run_together(w, words)
+            || initials_run_into_one_of(w, words) > 0
     });
     named
+}
+
+/// How many of `words` the words of `name` name: each word that is one of them or a short
+/// form of one names one, a key of two short forms run together two (`testscr` of "test
+/// score"), and one of initials run into a word one more for each initial (`hruns` of "home
+/// runs"). Of two columns a query names, the one naming more of its words is the one it means:
+/// `hruns`, not `runs`, for "home runs".
+fn words_named(name: &str, words: &std::collections::HashSet<String, WordHash>) -> usize {
+    let mut named = 0;
+    for_each_word(name, &mut String::new(), |w| {
+        named += if words.contains(w) {
+            1
+        } else if short_forms_run_together(w, words) {
+            2
+        } else if compound_ends_with_one_of(w, words) || abbreviates_one_of(w, words) {
+            1
+        } else {
+            initials_run_into_one_of(w, words)
+        };
+    });
+    named
+}
+
+/// At most this many initials run into a word (`sbases` of "stolen bases", `hrunsyr`'s `h`) …
+const MAX_INITIALS: usize = 2;
+/// … which is this long at least.
+const MIN_INITIALLED_WORD: usize = 3;
+
+/// How many of `words` `word` names as the initials of some of them run into another one
+/// whole (`hruns` of "home runs": 2): 0 if it is not one.
+fn initials_run_into_one_of(
+    word: &str,
+    words: &std::collections::HashSet<String, WordHash>,
+) -> usize {
+    if !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return 0;
+    }
+    for initials in 1..=MAX_INITIALS.min(word.len().saturating_sub(MIN_INITIALLED_WORD)) {
+        let (head, tail) = word.split_at(initials);
+        if !words.contains(tail) {
+            continue;
+        }
+        // Each initial begins a different word, none of them the whole one.
+        let mut used: Vec<&str> = vec![tail];
+        let all = head.bytes().all(|b| {
+            let found = words
+                .iter()
+                .find(|w| w.as_bytes()[0] == b && !used.contains(&w.as_str()));
+            found.map(|w| used.push(w)).is_some()
+        });
+        if all {
+            return initials + 1;
+        }
+    }
+    0
 }
 
 /// A column's word this long at least may be the first letters of a query word …
@@ -342,6 +401,12 @@ impl Query {
     /// before one ("which rows have a PhD share above 100" bounds `PhD`).
     pub(crate) fn bound_on(&self, name: &str) -> Option<&Bound> {
         self.bounds.iter().find(|b| names_one_of(name, &b.words))
+    }
+
+    /// How many of the words of `bound` the column `name` names: of the columns a bound
+    /// names, those naming the most are the ones it bounds.
+    pub(crate) fn bound_words_named(&self, bound: &Bound, name: &str) -> usize {
+        words_named(name, &bound.words)
     }
 
     /// Whether the query names the column `name` by its own key: the last one, or a list's

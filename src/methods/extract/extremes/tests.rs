@@ -14,6 +14,32 @@ fn ranked_rows(table: &str, query: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_bound_after_its_number_picks_the_column_naming_most_of_its_words() {
+    // `hruns` runs the initial of "home" into "runs": the column "300 or more home runs"
+    // bounds, though `runs` names one of its words too and more rows pass 300 there.
+    let mut table = String::from("salary,games,runs,hits,hruns\n");
+    for i in 0..60 {
+        table.push_str(&format!(
+            "{},{},{},{},{}\n",
+            100_000 + i * 7_919,
+            300 + i * 29,
+            100 + i * 4,
+            400 + i * 31,
+            5 + i * 3
+        ));
+    }
+    table.push_str("3375000,2444,1343,2646,414\n225000,2154,196,2105,300\n");
+    let rows = ranked_rows(
+        &table,
+        "which players have 300 or more career home runs? Give their salary and games.",
+    );
+    let top: Vec<&str> = rows.iter().take(2).map(String::as_str).collect();
+    assert!(top.contains(&"3375000,2444,1343,2646,414"), "{rows:?}");
+    // At least as many as the bound: 300 itself passes.
+    assert!(top.contains(&"225000,2154,196,2105,300"), "{rows:?}");
+}
+
+#[test]
 fn the_rows_past_a_bound_the_query_sets_on_a_column_stand_out() {
     let mut table = String::from("Private,Apps,Outstate,PhD,Grad.Rate\n");
     for i in 0..60 {

@@ -275,24 +275,32 @@ pub(super) fn ranked_words(text: &str) -> Ranked {
 /// How many words before a bound name what it bounds: "(graduation rate or PhD share above
 /// 100)".
 const BOUND_WORDS_BEFORE: usize = 5;
+/// How many words after one that comes after its number do: "300 or more career home runs".
+const BOUND_WORDS_AFTER: usize = 4;
 
 /// The bounds `text` sets on a number: a threshold word ("above", "over", "under", "more
 /// than", "less than") followed by a number, with the words before it in its clause, which
-/// name what it bounds.
+/// name what it bounds; or a number followed by "or more" ("or less"), or after "at least"
+/// ("at most"), with the words after it ("at least 300 home runs"), or before it when none
+/// follow ("a score of at least 90.").
 pub(super) fn bounds(text: &str) -> Vec<Bound> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let mut buf = String::new();
     thresholds(&tokens)
         .filter_map(|t| {
-            let mut from = t.at;
-            while from > 0
-                && t.at - from < BOUND_WORDS_BEFORE
-                && !tokens[from - 1].ends_with(CLAUSE_ENDS)
-            {
-                from -= 1;
+            let mut named = words_after(&tokens, t.words_after);
+            if named.is_empty() {
+                let mut from = t.at;
+                while from > 0
+                    && t.at - from < BOUND_WORDS_BEFORE
+                    && !tokens[from - 1].ends_with(CLAUSE_ENDS)
+                {
+                    from -= 1;
+                }
+                named = &tokens[from..t.at];
             }
             let mut words = std::collections::HashSet::default();
-            for token in &tokens[from..t.at] {
+            for token in named {
                 for_each_word(token, &mut buf, |w| {
                     words.insert(w.to_owned());
                 });
@@ -301,9 +309,33 @@ pub(super) fn bounds(text: &str) -> Vec<Bound> {
                 words,
                 value: t.value,
                 above: t.above,
+                inclusive: t.inclusive,
             })
         })
         .collect()
+}
+
+/// The words of `tokens` from `from` that name what a bound before them bounds: up to the end
+/// of the clause or the next "and"/"or", at most [`BOUND_WORDS_AFTER`]; none if `from` is
+/// `None`, or the number ended its clause.
+fn words_after<'t>(tokens: &'t [&'t str], from: Option<usize>) -> &'t [&'t str] {
+    let Some(from) = from.filter(|&f| f <= tokens.len()) else {
+        return &[];
+    };
+    if from > 0 && tokens[from - 1].ends_with(CLAUSE_ENDS) {
+        return &[];
+    }
+    let mut to = from;
+    while to < tokens.len() && to - from < BOUND_WORDS_AFTER {
+        if matches!(bare(tokens[to]).as_str(), "and" | "or") {
+            break;
+        }
+        to += 1;
+        if tokens[to - 1].ends_with(CLAUSE_ENDS) {
+            break;
+        }
+    }
+    &tokens[from..to]
 }
 
 /// `text` without the whole numbers of its thresholds: the 72 of "scored below 72 points" is
@@ -401,33 +433,69 @@ pub(super) fn without_self_description(text: &str) -> Cow<'_, str> {
 /// A threshold of a query: the token of its word, the token of its number, that number, and
 /// whether values above it pass.
 struct Threshold {
+    /// Where the threshold's words begin ("above", "more", "at", or the number of "300 or
+    /// more").
     at: usize,
     number_at: usize,
     value: f64,
     above: bool,
+    /// Whether the bound itself passes ("at least", "or more").
+    inclusive: bool,
+    /// Where the words naming what it bounds begin, when they follow it.
+    words_after: Option<usize>,
 }
 
-/// The thresholds among `tokens`: a threshold word followed by a number.
+/// Words after a number and "or" that make it a bound the number itself passes: "300 or
+/// more", "5 or fewer".
+const OR_ABOVE: &[&str] = &[
+    "more", "greater", "higher", "larger", "longer", "above", "over",
+];
+const OR_BELOW: &[&str] = &[
+    "less", "fewer", "lower", "smaller", "shorter", "below", "under",
+];
+
+/// The thresholds among `tokens`: a threshold word followed by a number, "at least" or "at
+/// most" followed by one, or a number followed by "or more" ("or less").
 fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
-    (0..tokens.len()).filter_map(move |i| {
-        let than = tokens.get(i + 1).is_some_and(|t| bare(t) == "than");
-        let (above, number_at) = match bare(tokens[i]).as_str() {
-            "above" | "over" | "exceeds" | "exceeding" | "exceed" => (true, i + 1),
-            "more" | "greater" | "higher" | "larger" | "longer" | "slower" if than => (true, i + 2),
-            "below" | "under" => (false, i + 1),
-            "less" | "fewer" | "lower" | "smaller" | "shorter" | "faster" if than => (false, i + 2),
-            _ => return None,
-        };
-        let value = tokens
-            .get(number_at)
+    let number = |at: usize| {
+        tokens
+            .get(at)
             .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
             .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-            .and_then(parse_quantity)?;
+            .and_then(parse_quantity)
+    };
+    (0..tokens.len()).filter_map(move |i| {
+        let word = bare(tokens[i]);
+        let next = |k: usize| tokens.get(i + k).map(|t| bare(t)).unwrap_or_default();
+        let than = next(1) == "than";
+        let (above, number_at, inclusive, words_after) = match word.as_str() {
+            "above" | "over" | "exceeds" | "exceeding" | "exceed" => (true, i + 1, false, None),
+            "more" | "greater" | "higher" | "larger" | "longer" | "slower" if than => {
+                (true, i + 2, false, None)
+            }
+            "below" | "under" => (false, i + 1, false, None),
+            "less" | "fewer" | "lower" | "smaller" | "shorter" | "faster" if than => {
+                (false, i + 2, false, None)
+            }
+            "at" if matches!(next(1).as_str(), "least" | "most") => {
+                (next(1) == "least", i + 2, true, Some(i + 3))
+            }
+            _ if next(1) == "or" && OR_ABOVE.contains(&next(2).as_str()) => {
+                (true, i, true, Some(i + 3))
+            }
+            _ if next(1) == "or" && OR_BELOW.contains(&next(2).as_str()) => {
+                (false, i, true, Some(i + 3))
+            }
+            _ => return None,
+        };
+        let value = number(number_at)?;
         Some(Threshold {
             at: i,
             number_at,
             value,
             above,
+            inclusive,
+            words_after,
         })
     })
 }

@@ -282,6 +282,25 @@ fn a_key_of_short_forms_run_together_is_ranked_by_their_words() {
 }
 
 #[test]
+fn a_number_with_or_more_or_after_at_least_bounds_the_words_after_it() {
+    let q = query("which players have 300 or more career home runs? Give each salary.");
+    let bound = q.bound_on("hruns").expect("home runs are bounded");
+    assert!(bound.above && bound.value == 300.0);
+    assert!(bound.is_passed_by(300.0) && !bound.is_passed_by(299.0));
+    assert!(q.bound_on("salary").is_none());
+    assert!(q.word_index("300").is_none());
+    // Of two columns naming its words, the one naming more is the one it means.
+    assert!(q.bound_words_named(bound, "hruns") > q.bound_words_named(bound, "runs"));
+    let q = query("list the jobs with at most 2 retries, and their owners");
+    let bound = q.bound_on("retries").expect("retries are bounded");
+    assert!(!bound.above && bound.is_passed_by(2.0) && !bound.is_passed_by(3.0));
+    assert!(q.bound_on("owners").is_none());
+    // With nothing after it, the words before name what it bounds.
+    let q = query("which students have a final score of at least 90?");
+    assert!(q.bound_on("final_score").is_some_and(|b| b.above));
+}
+
+#[test]
 fn a_threshold_s_whole_number_bounds_a_column_and_is_not_a_word_to_find() {
     let q = query("list every inspection that scored below 72 points, and the year");
     assert!(q.word_index("72").is_none());
