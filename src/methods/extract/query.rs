@@ -12,8 +12,8 @@ use phrases::{
     without_self_description, without_threshold_numbers,
 };
 use tokens::{
-    acronyms, called_name, collect_argument_values, is_decimal_number, is_identifier_like,
-    quoted_strings, status_class,
+    acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
+    is_identifier_like, quoted_strings, status_class,
 };
 
 mod phrases;
@@ -45,6 +45,9 @@ pub(crate) struct Query {
     /// The short keys adjacent query words abbreviate to ("package URL" is `purl`, "process
     /// id" `pid`, "current working directory" `cwd`), stemmed as the query's words.
     acronyms: std::collections::HashSet<String, WordHash>,
+    /// The initials values write for names the query spells out, each with the name's last
+    /// word: (`nc`, `commercial`) of "non-commercial".
+    initialisms: Vec<(String, String)>,
     /// Names the query writes as calls, `run()`, lowercased: a function it points at, however
     /// plain the word. Only definitions are matched by them, as a substring `run` is
     /// everywhere.
@@ -345,6 +348,7 @@ impl Query {
             query.bounds = bounds(&text);
             query.asks_about_the_end = asks_about_the_end(&text);
             query.acronyms = acronyms(&text);
+            query.initialisms = initialisms(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -499,6 +503,12 @@ impl Query {
                 for w in stems {
                     self.index.entry(w).or_insert(i);
                 }
+            }
+        }
+        // A name's initials count as its last word: `NC` of `CC-BY-NC-4.0` is "non-commercial".
+        for (initials, last) in &self.initialisms {
+            if let Some(&i) = self.words.get(last) {
+                self.index.entry(initials.clone()).or_insert(i);
             }
         }
         for (word, &i) in &self.words {

@@ -301,6 +301,18 @@ fn a_number_with_or_more_or_after_at_least_bounds_the_words_after_it() {
 }
 
 #[test]
+fn a_spelled_out_name_matches_the_initials_values_write_for_it() {
+    let q = query("Which brands carry a non-commercial Creative Commons licence for their icon?");
+    // `CC-BY-NC-4.0` is what the data writes.
+    assert!(q.word_index("nc").is_some() && q.word_index("nc") == q.word_index("commercial"));
+    assert!(q.word_index("cc").is_some() && q.word_index("cc") == q.word_index("common"));
+    // Initials that are a word of their own, and a title's, are none.
+    let q = query("When did Brendan Eich step down, and what is \"Debian Stable Release Key\"?");
+    assert!(q.word_index("be").is_none());
+    assert!(q.word_index("srk").is_none() && q.word_index("rk").is_none());
+}
+
+#[test]
 fn a_threshold_s_whole_number_bounds_a_column_and_is_not_a_word_to_find() {
     let q = query("list every inspection that scored below 72 points, and the year");
     assert!(q.word_index("72").is_none());

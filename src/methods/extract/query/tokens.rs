@@ -47,6 +47,61 @@ pub(super) fn acronyms(text: &str) -> std::collections::HashSet<String, WordHash
     found
 }
 
+/// The initials values write for a name the query spells out, each with the name's last word
+/// (lowercased, stemmed): `nc` of "non-commercial", `cc` of "Creative Commons" (`CC-BY-NC-4.0`).
+/// A name is a hyphenated word of two or three parts, or a run of two or three capitalized
+/// words that does not begin a sentence (a longer one is a title: "Debian Stable Release Key").
+/// Initials that are a word of their own (`be` of "Brendan Eich") are left out.
+pub(super) fn initialisms(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut add = |parts: &[&str]| {
+        let initials: String = parts.iter().map(|p| p[..1].to_ascii_lowercase()).collect();
+        if is_stopword(&initials) {
+            return;
+        }
+        let mut last = parts[parts.len() - 1].to_ascii_lowercase();
+        stem(&mut last);
+        found.push((initials, last));
+    };
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut run: Vec<&str> = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let parts: Vec<&str> = word.split('-').collect();
+        if (2..=3).contains(&parts.len())
+            && parts
+                .iter()
+                .all(|p| p.len() >= 2 && p.bytes().all(|b| b.is_ascii_alphabetic()))
+        {
+            add(&parts);
+        }
+        let sentence_start = i == 0 || tokens[i - 1].ends_with(['.', '?', '!', ':']);
+        let capitalized = word.len() >= 2
+            && word.starts_with(|c: char| c.is_ascii_uppercase())
+            && word[1..].bytes().all(|b| b.is_ascii_lowercase());
+        let mut flush = |run: &mut Vec<&str>| {
+            if (2..=3).contains(&run.len()) {
+                add(run);
+            }
+            run.clear();
+        };
+        // A run ends at a word that is not capitalized and at punctuation either side.
+        if !capitalized || sentence_start || !token.starts_with(|c: char| c.is_alphanumeric()) {
+            flush(&mut run);
+        }
+        if capitalized && !sentence_start {
+            run.push(word);
+        }
+        if !token.ends_with(|c: char| c.is_alphanumeric()) {
+            flush(&mut run);
+        }
+    }
+    if (2..=3).contains(&run.len()) {
+        add(&run);
+    }
+    found
+}
+
 /// Text between matching quotes or backticks, where the opening one starts a word.
 pub(super) fn quoted_strings(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
