@@ -15,8 +15,10 @@ const CHANGE_PRIOR: f32 = 0.5;
 /// Every line of a hunk that contains one of the query's exact terms (or sits under a hunk
 /// header that does, such as `@@ … @@ def name(`).
 const NAMED_HUNK_PRIOR: f32 = 3.0;
-/// Every line of a file whose header names one of the query's exact terms.
-const NAMED_FILE_PRIOR: f32 = 1.5;
+/// Every line of a file whose header names one of the query's exact terms: more than the
+/// headers of the files it does not name, which are the map of the diff and little else when
+/// it names files.
+const NAMED_FILE_PRIOR: f32 = 4.0;
 
 /// Whether a sample of non-blank lines reads as a unified diff: it has file and hunk headers,
 /// and most lines are diff lines.
@@ -208,6 +210,35 @@ mod tests {
         assert_eq!(doc.units[10].parent.get(), Some(9));
         assert_ne!(doc.units[10].block, doc.units[8].block);
         assert!(doc.units[5].prior > doc.units[4].prior);
+    }
+
+    #[test]
+    fn the_changes_of_a_file_the_query_names_outrank_other_files_headers() {
+        let mut text = String::new();
+        for name in [
+            "core", "input", "output", "path", "util", "eval", "compat", "builder",
+        ] {
+            let dir = if name == "eval" { "template/" } else { "" };
+            text.push_str(&format!(
+                "--- original/genshi/{dir}{name}.py\n+++ fixed/genshi/{dir}{name}.py\n\
+                 @@ -5,3 +5,3 @@\n def {name}_step(rows):\n-    if not rows is None:\n\
+                 +    if rows is not None:\n         return rows\n"
+            ));
+        }
+        let q = Query::from_hints(&Hints::new().with_query(
+            "which rewrites does it propose in genshi/template/eval.py, and how did they read?",
+        ));
+        let doc = build(&text, q.as_ref());
+        let scores = crate::methods::extract::score::score(&doc, q.as_ref());
+        let of = |line: &str, file: usize| {
+            (0..doc.units.len())
+                .filter(|&u| doc.text(u) == line)
+                .nth(file)
+                .unwrap()
+        };
+        let removed = of("-    if not rows is None:", 5);
+        let other_header = of("--- original/genshi/core.py", 0);
+        assert!(scores[removed] > scores[other_header], "{scores:?}");
     }
 
     #[test]
