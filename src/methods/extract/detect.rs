@@ -128,7 +128,11 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     {
         return (ContentKind::Yaml, Some(tree));
     }
-    if csv::looks_like_csv(&lines) {
+    // A log whose fields are tab-separated (Prosody's `time\tsource\tlevel\tmessage`) is
+    // delimited too, but it has no header row: its first line is an entry like the rest.
+    let headless_log = log::starts_entry(lines[0])
+        && lines.iter().filter(|l| log::starts_entry(l)).count() * 10 >= lines.len() * 9;
+    if csv::looks_like_csv(&lines) && !headless_log {
         return (ContentKind::Csv, None);
     }
     // A table of columns aligned with spaces (`docker ps`, `kubectl get`, `df`).

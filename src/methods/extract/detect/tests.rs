@@ -14,6 +14,25 @@ fn json_lines_are_recognised() {
 }
 
 #[test]
+fn a_log_of_delimited_fields_is_a_log_and_a_table_with_a_header_a_table() {
+    // Prosody's `time<TAB>source<TAB>level<TAB>message`: every line, the first too, an entry.
+    let mut log = String::new();
+    let mut table = String::from("time,source,level,message\n");
+    for i in 0..40 {
+        let line = format!(
+            "Nov 29 03:26:{:02}\tc2s55{i:02}\tdebug\tSent reply to client",
+            i % 60
+        );
+        log.push_str(&line);
+        log.push('\n');
+        table.push_str(&line.replace('\t', ","));
+        table.push('\n');
+    }
+    assert_eq!(detect(&log).0, ContentKind::Log);
+    assert_eq!(detect(&table).0, ContentKind::Csv);
+}
+
+#[test]
 fn a_log_whose_tracebacks_outnumber_its_entries_is_a_log() {
     let mut log = String::new();
     for i in 0..20 {
