@@ -224,11 +224,15 @@ impl TableBuilder {
         }
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
         // A value built from another column's value (a link holding a login) says nothing new,
-        // unless the query asks for it by its key ("the package URL" of a `purl`).
+        // unless the query asks for it by its key ("the package URL" of a `purl`). A record's
+        // own field is not built from a nested one: a test's full `name` holds its
+        // `element.name` and says more, its group.
+        let depth = |path: &str| path.bytes().filter(|&b| b == b'.').count();
         candidates.retain(|c| {
             query.is_some_and(|q| key_named_share(c.3, q) > 0)
                 || !self.columns[c.3].derived.iter().any(|(source, &k)| {
-                    k * 2 >= self.columns[c.3].checked
+                    depth(source) <= depth(c.3)
+                        && k * 2 >= self.columns[c.3].checked
                         && self.columns.get(source).is_some_and(|s| {
                             score(source, s, self.empty_lists(source), n, query).is_some()
                         })

@@ -243,3 +243,49 @@ fn a_ranked_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
     );
     assert!(plain.fields.iter().all(|f| !f.name().contains("[]")));
 }
+
+#[test]
+fn a_record_s_own_field_is_not_taken_for_one_built_from_a_nested_field() {
+    // A test report: the full `name` holds the test's own `element.name` after its group; it
+    // says more, and is the record's own.
+    let groups = ["pl.tablex", "pl.stringx", "pl.List", "pl.path"];
+    let specs: Vec<Value> = (0..40)
+        .map(|i| {
+            let own = format!("checks case number {i} of its module");
+            let trace = serde_json::json!({
+                "message": own,
+                "traceback": format!("\nstack traceback:\n\tspec/all_spec.lua:{}: in function <spec/all_spec.lua:12>\n", 10 + i),
+                "currentline": 10 + i,
+                "source": "@spec/all_spec.lua",
+                "short_src": "spec/all_spec.lua",
+                "what": "Lua",
+                "lastlinedefined": 25,
+                "linedefined": 12
+            });
+            serde_json::json!({
+                "name": format!("{} {own}", groups[i % 4]),
+                "trace": trace,
+                "element": {
+                    "name": own,
+                    "starttime": 1795922874.9746 + i as f64,
+                    "duration": 0.0001 * i as f64,
+                    "descriptor": "it",
+                    "trace": trace,
+                    "endtime": 1795922874.9747 + i as f64,
+                    "attributes": []
+                }
+            })
+        })
+        .collect();
+    let q = query_of("which specs ran, by full name?");
+    let doc = build_value(&serde_json::json!({ "successes": specs }), Some(&q), 300);
+    let texts = unit_texts(&doc);
+    let schema = texts
+        .iter()
+        .find(|t| t.contains("one line per record"))
+        .unwrap_or_else(|| panic!("{:?}", &texts[..3]));
+    assert!(
+        schema.contains(": name |") || schema.contains("| name |"),
+        "{schema}"
+    );
+}
