@@ -6,6 +6,7 @@ use crate::methods::extract::doc::FieldValue;
 
 mod query_names;
 mod tables;
+mod walks;
 
 fn doc_of(text: &str) -> Doc<'static> {
     build_value(
@@ -104,109 +105,6 @@ fn a_record_shown_in_part_keeps_the_member_that_names_it() {
     assert!(
         shown.starts_with(r#"{"SourceFile":"/usr/share/doc/example/images/logos/"#),
         "{shown}"
-    );
-}
-
-#[test]
-fn a_big_map_member_the_query_names_is_walked_part_by_part() {
-    // The shape of an API model: a map of shapes, each with a map of documented members.
-    let doc_text = |n: usize| format!("<p>{}</p>", "Some words about this member. ".repeat(n));
-    let mut shapes = serde_json::Map::new();
-    for name in [
-        "SendRequest",
-        "ReceiveRequest",
-        "DeleteRequest",
-        "ListRequest",
-        "TagRequest",
-        "PurgeRequest",
-        "CreateRequest",
-        "GetRequest",
-    ] {
-        let mut members = serde_json::Map::new();
-        for (member, words) in [("QueueUrl", 4), ("Attributes", 30), ("MaxCount", 2)] {
-            members.insert(
-                member.into(),
-                serde_json::json!({"shape": "String", "documentation": doc_text(words)}),
-            );
-        }
-        if name != "SendRequest" {
-            let documentation = format!("{} Valid values: 0 to 20.", doc_text(20));
-            members.insert(
-                "WaitSeconds".into(),
-                serde_json::json!({"shape": "Integer", "documentation": documentation}),
-            );
-        }
-        shapes.insert(
-            name.into(),
-            serde_json::json!({"type": "structure", "members": members}),
-        );
-    }
-    let value = serde_json::json!({"version": "2.0", "shapes": shapes});
-    let hints = crate::methods::extract::Hints::new()
-        .with_query("What are the valid values of WaitSeconds in ReceiveRequest?");
-    let query = Query::from_hints(&hints).unwrap();
-    let doc = build_value(&value, Some(&query), 700);
-    let texts = unit_texts(&doc);
-    assert!(
-        texts.iter().any(
-            |t| t.starts_with("shapes.ReceiveRequest.members.WaitSeconds")
-                && t.contains("Valid values: 0 to 20.")
-        ),
-        "{texts:#?}"
-    );
-    // A member the query names nowhere stays one line.
-    assert!(
-        texts.iter().any(|t| t.starts_with("shapes.SendRequest: {")),
-        "{texts:#?}"
-    );
-    assert!(
-        !texts
-            .iter()
-            .any(|t| t.starts_with("shapes.SendRequest.members")),
-        "{texts:#?}"
-    );
-}
-
-#[test]
-fn a_named_member_just_over_its_line_is_walked_too() {
-    // A JSON Schema definition of five documented properties: over one line's cap, but not
-    // twice it. Cut to one line, the first members would keep their text, not the asked one.
-    let property = |what: &str| {
-        serde_json::json!({"type": "string", "description": format!(
-            "{what} for the check to wait between two runs of its test command (e.g., '1s', '1m30s'). Default: 30s, as the engine has it."
-        )})
-    };
-    let mut definitions = serde_json::Map::new();
-    for name in ["service", "network", "volume", "probe"] {
-        let mut properties = serde_json::Map::new();
-        for key in ["disable", "test", "retries", "timeout", "interval"] {
-            properties.insert(key.into(), property(&format!("{name} {key} time")));
-        }
-        definitions.insert(
-            name.into(),
-            serde_json::json!({"type": "object", "properties": properties}),
-        );
-    }
-    let value = serde_json::json!({"$defs": definitions});
-    let hints = crate::methods::extract::Hints::new()
-        .with_query("What is the default interval of the probe definition?");
-    let query = Query::from_hints(&hints).unwrap();
-    let max_unit_bytes = 1200;
-    let cap = max_unit_bytes * 2 / 3;
-    let probe = serde_json::to_string(&value["$defs"]["probe"]).unwrap();
-    assert!(
-        probe.len() > cap && probe.len() < 2 * cap,
-        "{}",
-        probe.len()
-    );
-    let doc = build_value(&value, Some(&query), max_unit_bytes);
-    let texts = unit_texts(&doc);
-    assert!(
-        texts
-            .iter()
-            .any(|t| t.contains("probe interval time for the check")
-                && t.contains("Default: 30s, as the engine has it.")),
-        "{texts:#?}"
     );
 }
 
@@ -445,42 +343,6 @@ fn a_record_named_by_a_value_keeps_the_colon_spaces_of_a_pretty_original() {
 }
 
 #[test]
-fn a_few_records_each_a_document_are_walked_into_their_inner_records() {
-    // A linter's report: one record per file, each holding hundreds of findings.
-    let findings = |file: usize| -> Vec<Value> {
-        (0..300)
-            .map(|i| {
-                let rule = if file == 1 && i == 250 {
-                    "declaration-property-value-no-unknown"
-                } else {
-                    "rule-empty-line-before"
-                };
-                serde_json::json!({"line": i, "column": 1, "rule": rule, "text": format!("Finding {i} ({rule})")})
-            })
-            .collect()
-    };
-    let report: Vec<Value> = (0..3)
-        .map(|f| serde_json::json!({"source": format!("f{f}.css"), "errored": true, "warnings": findings(f)}))
-        .collect();
-    let doc = build_value(&Value::Array(report), None, 1000);
-    let texts = unit_texts(&doc);
-    // Each file's findings are records of their own, one line each, the rare one among them.
-    assert!(
-        texts
-            .iter()
-            .any(|t| t.starts_with("[1].warnings: 300 records")),
-        "{:?}",
-        &texts[..8]
-    );
-    assert!(
-        texts.iter().any(|t| t.starts_with("[1].warnings[250]:")
-            && t.contains("declaration-property-value-no-unknown")),
-        "{:?}",
-        &texts[..8]
-    );
-}
-
-#[test]
 fn a_header_the_query_names_keeps_its_value_in_a_name_value_list() {
     let mut headers = Vec::new();
     for i in 0..20 {
@@ -508,68 +370,6 @@ fn a_header_the_query_names_keeps_its_value_in_a_name_value_list() {
         .map(Value::from)
         .to_vec();
     assert!(!render::is_name_value_list(&words));
-}
-
-#[test]
-fn a_few_records_made_mostly_of_several_lists_are_walked() {
-    // Homes of a smart-home API: each its rooms, its modules and its schedules, no one list
-    // half of the home.
-    let home = |name: &str, n: usize| {
-        let rooms: Vec<Value> = (0..n)
-            .map(|i| serde_json::json!({"id": format!("{i}0{i}"), "name": format!("Room {i}"), "module_ids": [format!("12:34:{i:02}")]}))
-            .collect();
-        let modules: Vec<Value> = (0..n)
-            .map(|i| serde_json::json!({"id": format!("12:34:{i:02}"), "type": "NLP", "name": format!("Plug {i}"), "setup_date": 1692558628}))
-            .collect();
-        let schedules: Vec<Value> = (0..3)
-            .map(|i| serde_json::json!({"name": format!("{name} schedule {i}"), "timetable": (0..n).map(|m| serde_json::json!({"zone_id": i, "m_offset": m * 90})).collect::<Vec<_>>()}))
-            .collect();
-        serde_json::json!({"id": name, "name": name, "rooms": rooms, "modules": modules, "schedules": schedules})
-    };
-    let homes = serde_json::json!({"homes": [home("A BIG HOME", 60), home("A SECOND HOME", 30)]});
-    let q = query_of("in 'A SECOND HOME', which module is Plug 17?");
-    let doc = build_value(&homes, Some(&q), 1000);
-    let texts = unit_texts(&doc);
-    assert!(
-        texts.iter().any(|t| t.starts_with("homes[1].modules[17]:")),
-        "{texts:?}"
-    );
-}
-
-#[test]
-fn a_few_records_that_are_trees_of_settings_are_projected_not_walked() {
-    // A cluster's deployments: each a deep tree, mostly metadata, with its containers deep in.
-    let deployment = |name: &str, image: &str| {
-        let fields: Vec<Value> = (0..40)
-            .map(|i| serde_json::json!({"manager": "kubectl", "time": format!("2022-03-17T10:{i:02}:24Z"), "fieldsV1": {"f:metadata": {"f:labels": {}}}}))
-            .collect();
-        serde_json::json!({
-            "metadata": {"name": name, "namespace": "kube-system", "managedFields": fields},
-            "spec": {"replicas": 2, "template": {"spec": {"containers": [
-                {"name": name, "image": image, "args": ["--v=2", format!("--{name}-port=10255")],
-                 "resources": {"limits": {"memory": "210Mi"}}}
-            ]}}},
-            "status": {"replicas": 2, "readyReplicas": 2},
-        })
-    };
-    let list = serde_json::json!({"kind": "DeploymentList", "items": [
-        deployment("event-exporter", "gke.gcr.io/event-exporter:v0.3.5"),
-        deployment("kube-dns", "gke.gcr.io/k8s-dns-kube-dns:1.21.0-gke.0"),
-        deployment("metrics-server", "gcr.io/gke-release/metrics-server-amd64:v0.4.5"),
-    ]});
-    let q = query_of("what image does the kube-dns container use?");
-    let doc = build_value(&list, Some(&q), 1000);
-    let texts = unit_texts(&doc);
-    assert!(
-        !texts.iter().any(|t| t.starts_with("items[1].metadata")),
-        "{texts:?}"
-    );
-    assert!(
-        texts
-            .iter()
-            .any(|t| t.starts_with("items[1]") && t.contains("k8s-dns-kube-dns:1.21.0-gke.0")),
-        "{texts:?}"
-    );
 }
 
 #[test]
@@ -608,31 +408,4 @@ fn a_markdown_tree_in_a_record_is_shown_as_its_text() {
             .any(|t| t.contains(r#""description":"Does thing 4 to the file.""#)),
         "{texts:?}"
     );
-}
-
-#[test]
-fn a_few_records_one_a_map_of_many_objects_are_walked_into() {
-    // `qpdf --json`: a header record, then one record holding every PDF object by id.
-    let objects: serde_json::Map<String, Value> = (0..200)
-        .map(|i| {
-            let value = if i == 57 {
-                serde_json::json!({"value": {"/Type": "/Font", "/BaseFont": "/AKEQKS+CMTT10"}})
-            } else {
-                serde_json::json!({"value": {"/Type": "/XObject", "/Length": i * 31, "/Filter": "/FlateDecode"}})
-            };
-            (format!("obj:{i} 0 R"), value)
-        })
-        .collect();
-    let doc = build_value(
-        &serde_json::json!({"qpdf": [{"jsonversion": 2, "maxobjectid": 200}, objects]}),
-        None,
-        1000,
-    );
-    let font: Vec<&str> = (0..doc.units.len())
-        .map(|i| doc.text(i))
-        .filter(|t| t.contains("CMTT10"))
-        .collect();
-    // The font is a unit of its own, not a sliver of one line cut to fit.
-    assert_eq!(font.len(), 1, "{font:?}");
-    assert!(!font[0].contains("/XObject"), "{font:?}");
 }
