@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use super::raw::Element;
 use super::render::{
-    approx_len, for_each_scalar, json_string, labelled, named_values, render_within,
+    approx_len, for_each_scalar, json_string, labelled, named_values, named_values_where,
+    render_within,
 };
 use super::stats::{
     KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing,
@@ -41,6 +42,9 @@ const MIN_PINNED_RECORDS: usize = 4;
 const ERROR_PRIOR: f32 = 4.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
+/// Records that must hold an exact string of the query for it to name a group of them (the
+/// `pl.tablex` specs among a run's successes) rather than one record.
+const GROUP_RECORDS: usize = 4;
 
 /// Whether `item`, larger than `size`, is mostly lists of its own (members that are lists
 /// holding half its size or more: a home's rooms, modules and schedules), or is itself a map
@@ -91,6 +95,13 @@ impl Builder<'_> {
             .iter()
             .map(|&k| count >= table::MIN_RECORDS && k * 2 > count)
             .collect();
+        // One held by a few of them names that group, each of whose rows reads as well as
+        // the whole record when the row shows the string.
+        let grouped: Vec<bool> = exact_records
+            .iter()
+            .zip(&common)
+            .map(|(&k, &common)| k >= GROUP_RECORDS && !common)
+            .collect();
         let stats = stats.finish();
         let table = columns.finish(self.query);
         let mut schema_text = stats.describe(path, count);
@@ -115,6 +126,7 @@ impl Builder<'_> {
             stats: &stats,
             table: table.as_ref(),
             common: &common,
+            grouped: &grouped,
             count,
             schema,
             first_field,
@@ -253,8 +265,14 @@ impl Builder<'_> {
             .strip_prefix('.')
             .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));
         // A record the query singles out (by a value it names, a leaf deep inside, or its
-        // failure) keeps its full rendering; the others are a row of the table.
-        let as_row = named == 0 && !key_named && level != Level::Error;
+        // failure) keeps its full rendering; the others are a row of the table. So is one
+        // named only as one of a group, when its row shows the name (checked below).
+        let named_in_group = named > 0
+            && self.query.is_some_and(|q| {
+                let alone = |i: usize| !siblings.common[i] && !siblings.grouped[i];
+                named_values_where(q, item, alone) == 0
+            });
+        let as_row = (named == 0 || named_in_group) && !key_named && level != Level::Error;
         let projectable =
             self.project && cap >= MIN_PROJECTION_BYTES && approx_len(item, cap) > cap;
         // A list a row shows (`licenses[].license.id`) is a value of the record too: the one
@@ -269,6 +287,12 @@ impl Builder<'_> {
             .as_deref()
             .filter(|_| as_row || projectable)
             .map(table::row_of);
+        let as_row = as_row
+            && (!named_in_group
+                || row.as_deref().is_some_and(|row| {
+                    self.query
+                        .is_some_and(|q| q.mentions_where(row, |i| siblings.grouped[i]))
+                }));
         // A record too big to show whole, whose usual rendering folds away a leaf the
         // query names, is projected to what the query touches instead.
         let projected = match self.query {
@@ -439,6 +463,8 @@ struct Siblings<'a> {
     table: Option<&'a table::Table>,
     /// Which of the query's exact strings most records hold.
     common: &'a [bool],
+    /// Which of them a few records hold: a group the query names.
+    grouped: &'a [bool],
     count: usize,
     /// The array's schema line, the parent of every record.
     schema: usize,

@@ -411,11 +411,21 @@ pub(super) fn choose_scalars<'m>(
 /// An exact string marked in `common` does not count: most of the record's siblings hold it
 /// (the host in every link), so it tells none of them apart.
 pub(super) fn named_values(query: &Query, item: &Value, common: &[bool]) -> usize {
+    named_values_where(query, item, |i| !common.get(i).copied().unwrap_or(false))
+}
+
+/// How many short field values of `item` contain an exact string of the query that `counts`
+/// accepts, by its index.
+pub(super) fn named_values_where(
+    query: &Query,
+    item: &Value,
+    counts: impl Fn(usize) -> bool,
+) -> usize {
     let mut count = 0;
     for_each_scalar(item, "", 0, &mut |_, value| {
         if let Value::String(s) = value
             && s.len() <= MAX_CATEGORY_BYTES
-            && query.mentions_where(s, |i| !common.get(i).copied().unwrap_or(false))
+            && query.mentions_where(s, &counts)
         {
             count += 1;
         }

@@ -236,6 +236,43 @@ fn an_exact_string_every_record_holds_singles_none_out() {
     assert!(full[0].contains("v9.9.1"), "{full:?}");
 }
 
+#[test]
+fn a_string_a_group_of_records_holds_leaves_each_its_row() {
+    // A test run's successes: a third of them in the suite the query names, each record long
+    // with its trace. Whole, four of them would fill the units; as rows, all fit.
+    let items: Vec<Value> = (0..30)
+        .map(|i| {
+            let suite = if i % 3 == 0 { "pl.tablex" } else { "pl.stringx" };
+            serde_json::json!({
+                "name": format!("{suite} does thing number {i}"),
+                "trace": {
+                    "traceback": format!("stack traceback: spec/lib_spec.lua:{i}: in function"),
+                    "currentline": i,
+                    "source": "@spec/lib_spec.lua",
+                    "notes": "what the runner recorded about the place it ran, at length ".repeat(3),
+                },
+                "duration": 0.001 * i as f64,
+            })
+        })
+        .collect();
+    let q = query_of("Which of the pl.tablex specs passed?");
+    let doc = build_value(&Value::Array(items.clone()), Some(&q), 1400);
+    let rows: Vec<&str> = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .filter(|t| t.contains("pl.tablex"))
+        .collect();
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    assert!(rows.iter().all(|t| !t.contains("at length")), "{rows:?}");
+    // One record the query names alone keeps its whole rendering.
+    let q = query_of("What does the run say of `pl.tablex does thing number 9`?");
+    let doc = build_value(&Value::Array(items), Some(&q), 1400);
+    let named = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.contains("thing number 9\""))
+        .expect("the named record");
+    assert!(named.contains("at length"), "{named}");
+}
+
 /// The query of `text`.
 fn query_of(text: &str) -> Query {
     Query::from_hints(&crate::methods::extract::Hints::new().with_query(text)).unwrap()
