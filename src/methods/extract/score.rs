@@ -19,6 +19,7 @@ use settings::{
 };
 
 mod dumps;
+mod failures;
 mod last_matches;
 mod odd_values;
 mod parts;
@@ -97,6 +98,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     for (s, q) in scores.iter_mut().zip(&query_scores) {
         *s += q;
+    }
+    if let Some(q) = query
+        && doc.kind != ContentKind::Code
+    {
+        failures::raise_failures(doc, q, &query_scores, &mut scores);
     }
     if query.is_some_and(|q| q.asks_about_the_end)
         && matches!(

@@ -354,3 +354,24 @@ fn an_access_log_keeps_its_slowest_request_and_largest_response() {
     assert!(out.contains("/gdb/check.tar"), "{out}");
     assert!(out.contains("/api/reports/q3"), "{out}");
 }
+
+/// A link checker's report asked for its broken links: no word of the query ("broken") is on
+/// the line that says one failed (`Result     Error: …`), and the words it does share ("page",
+/// "Debian") are on every record. The failed record is kept whole: the page it is linked from
+/// is in a line of its own.
+#[test]
+fn a_query_about_failures_keeps_the_rare_failed_record_whole() {
+    let text = crate::methods::extract::tree::stanzas_tests::linkchecker_report(300, 211);
+    let hints = Hints::new().with_query(
+        "Which links of this Debian guide are broken, and on which page is each linked?",
+    );
+    let out = extract_with_stats(&text, &hints, 400, &TokenCounter::default()).text;
+    assert!(
+        out.contains("No such file or directory: '/srv/hb/sect.page211.html'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("file:///srv/hb/chapter1.html, line 231, col 2843"),
+        "{out}"
+    );
+}

@@ -27,6 +27,9 @@ mod records;
 mod sections;
 mod source;
 mod stanzas;
+/// The sample outputs of the stanza tests, for the tests of the kinds that read them.
+#[cfg(test)]
+pub(in crate::methods::extract) use stanzas::tests as stanzas_tests;
 mod toml;
 mod xml;
 mod yaml;

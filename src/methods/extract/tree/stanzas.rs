@@ -2,7 +2,8 @@
 //! files): blocks of `Key: value` lines at the margin, separated by blank lines (or `---`, as
 //! `pip show` separates packages), a value continued on indented lines. Each block is a record
 //! named by its first field. Blocks of `Key = value` lines (`7z l -slt`, whose keys have spaces:
-//! `Packed Size = 566`) are read the same way, after a short banner.
+//! `Packed Size = 566`) are read the same way, after a short banner, and so are blocks of keys
+//! padded to one column of values (`linkchecker -v`: `URL        \`a.html'`, `Parent URL file:…`).
 
 use super::records::{Layout, LineField, LineRecord, LineRecords, trimmed};
 use crate::methods::extract::doc;
@@ -21,6 +22,10 @@ const MAX_BANNER_LINES: usize = 12;
 /// `Key = value` lines are a list of records only with at least this many blocks: one block of
 /// them is a flat configuration (`sysctl -a`), read as lines.
 const MIN_EQUALS_RECORDS: usize = 3;
+/// A padded key is this long at most, with the spaces that pad it: `Parent URL `.
+const MAX_PADDED_KEY: usize = 24;
+/// Keys padded to one column of values make records only with at least this many blocks.
+const MIN_PADDED_RECORDS: usize = 8;
 
 /// How a stanza's lines part a key from its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,14 +34,48 @@ enum Separator {
     Colon,
     /// `Key = value`, the key words apart by single spaces.
     Equals,
+    /// `Key   value`, the key words apart by single spaces, padded with spaces to the column
+    /// where every value starts (a key as long as the padding is followed by one space).
+    Padded(usize),
 }
 
 /// The stanzas of `text` as records, or `None` when `text` is not a list of stanzas.
 /// Linear, and never fails: it gives up instead.
 pub(crate) fn parse(text: &str) -> Option<LineRecords> {
-    parse_with(text, Separator::Colon).or_else(|| {
-        parse_with(text, Separator::Equals).filter(|list| list.records.len() >= MIN_EQUALS_RECORDS)
-    })
+    parse_with(text, Separator::Colon)
+        .or_else(|| {
+            parse_with(text, Separator::Equals)
+                .filter(|list| list.records.len() >= MIN_EQUALS_RECORDS)
+        })
+        .or_else(|| {
+            let lines: Vec<&str> = text.lines().take(MAX_BANNER_LINES * 10).collect();
+            parse_with(text, Separator::Padded(value_column(&lines)?))
+                .filter(|list| list.records.len() >= MIN_PADDED_RECORDS)
+        })
+}
+
+/// The column where the values of padded keys start: the one most lines of `lines` pad a
+/// key to with two spaces or more, when that is most of the lines at the margin after a short
+/// banner.
+fn value_column(lines: &[&str]) -> Option<usize> {
+    let padded_to = |line: &str| {
+        let key_end = line.find("  ")?;
+        let column = key_end + line[key_end..].find(|c: char| c != ' ')?;
+        let key = &line[..key_end];
+        (column <= MAX_PADDED_KEY && plain_key(key, ' ')).then_some(column)
+    };
+    let mut columns: Vec<usize> = lines.iter().filter_map(|l| padded_to(l)).collect();
+    columns.sort_unstable();
+    let (column, count) = columns
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len()))
+        .max_by_key(|&(_, count)| count)?;
+    let at_margin = lines
+        .iter()
+        .skip(MAX_BANNER_LINES)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t']))
+        .count();
+    (count * 2 >= at_margin.max(1) && count >= MIN_PADDED_RECORDS).then_some(column)
 }
 
 fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
@@ -104,11 +143,15 @@ pub(crate) fn starts_like(lines: &[&str]) -> bool {
     {
         return mostly_fields(Separator::Colon, lines);
     }
-    let banner = lines
-        .iter()
-        .take(MAX_BANNER_LINES + 1)
-        .position(|l| field_parts(l, Separator::Equals).is_some());
-    banner.is_some_and(|b| b <= MAX_BANNER_LINES && mostly_fields(Separator::Equals, &lines[b..]))
+    let after_banner = |separator: Separator| {
+        let banner = lines
+            .iter()
+            .take(MAX_BANNER_LINES + 1)
+            .position(|l| field_parts(l, separator).is_some());
+        banner.is_some_and(|b| b <= MAX_BANNER_LINES && mostly_fields(separator, &lines[b..]))
+    };
+    after_banner(Separator::Equals)
+        || value_column(lines).is_some_and(|column| after_banner(Separator::Padded(column)))
 }
 
 /// Where the key of a field line at the margin ends and its value starts, if the line is one.
@@ -125,25 +168,40 @@ fn field_parts(line: &str, separator: Separator) -> Option<(usize, usize)> {
             let equals = line.find(" =")?;
             (equals, equals + 2)
         }
+        Separator::Padded(column) => {
+            let padded = line.get(..column)?;
+            let value = line[column..].chars().next()?;
+            if !padded.ends_with(' ') || value == ' ' || value == '\t' {
+                return None;
+            }
+            let key = padded.trim_end_matches(' ');
+            return plain_key(key, ' ').then_some((key.len(), column));
+        }
     };
     let key = &line[..key_end];
     let after = line[value_start..].chars().next();
+    let plain = match separator {
+        Separator::Colon => plain_key(key, '\0'),
+        _ => plain_key(key, ' '),
+    };
+    (plain && after.is_none_or(|c| c == ' ' || c == '\t')).then_some((key_end, value_start))
+}
+
+/// Whether `key` is a field's name: words of letters, digits and `-_.`, apart by `between`
+/// (one space), the first starting with a letter, not too long.
+fn plain_key(key: &str, between: char) -> bool {
     let word = |w: &str| {
         !w.is_empty()
             && w.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     };
-    let plain = key.len() <= MAX_KEY_BYTES
+    key.len() <= MAX_KEY_BYTES
         && key.starts_with(|c: char| c.is_ascii_alphabetic())
-        && match separator {
-            Separator::Colon => word(key),
-            Separator::Equals => key.split(' ').all(word),
-        };
-    (plain && after.is_none_or(|c| c == ' ' || c == '\t')).then_some((key_end, value_start))
+        && key.split(between).all(word)
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(in crate::methods::extract) mod tests {
     use super::*;
 
     /// Two stanzas of `dpkg -s` on Debian 12, as printed.
@@ -202,6 +260,67 @@ pub(super) mod tests {
         // A key is words of a name's letters: a call or an index is no key.
         assert!(field_parts("total(x) = 3", Separator::Equals).is_none());
         assert!(field_parts("Packed Size = 566", Separator::Equals).is_some());
+    }
+
+    /// `linkchecker -v` output: a banner, then one block per link of keys padded to the column
+    /// of their values, `Parent URL` one space short of the others.
+    pub(in crate::methods::extract) fn linkchecker_report(links: usize, broken: usize) -> String {
+        let mut text = String::from(
+            "LinkChecker 10.2.1\nCopyright (C) 2000-2016 Bastian Kleineidam\n\
+             LinkChecker comes with ABSOLUTELY NO WARRANTY!\n\n\
+             Start checking at 2026-11-29 06:46:47+000\n\n",
+        );
+        for i in 0..links {
+            let result = if i == broken {
+                format!(
+                    "Error: URLError: <urlopen error [Errno 2] No such file or directory: \
+                     '/srv/hb/sect.page{i}.html'>"
+                )
+            } else if i % 3 == 0 {
+                "Valid: filtered".to_owned()
+            } else {
+                "Valid".to_owned()
+            };
+            text.push_str(&format!(
+                "URL        `sect.page{i}.html'\nName       `{i}. The page about Debian'\n\
+                 Parent URL file:///srv/hb/chapter{}.html, line {}, col {}\n\
+                 Real URL   file:///srv/hb/sect.page{i}.html\nCheck time 0.001 seconds\n\
+                 Info       The URL is outside of the domain filter, checked only\n\
+                 \x20          syntax.\nResult     {result}\n\n",
+                i % 7,
+                20 + i,
+                100 + i * 13,
+            ));
+        }
+        text.push_str(
+            "Statistics:\nDownloaded: 1.2MB.\n\nThat's it. 40 links in 40 URLs checked.\n",
+        );
+        text
+    }
+
+    #[test]
+    fn keys_padded_to_a_column_of_values_are_stanzas() {
+        let text = linkchecker_report(40, 17);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(starts_like(&lines));
+        let list = parse(&text).expect("stanzas");
+        assert_eq!(list.records.len(), 40);
+        let value = list.to_value(&text);
+        assert_eq!(
+            value[17]["Parent URL"],
+            "file:///srv/hb/chapter3.html, line 37, col 321"
+        );
+        assert!(
+            value[17]["Result"]
+                .as_str()
+                .unwrap()
+                .starts_with("Error: URLError")
+        );
+        assert!(value[17]["Info"].as_str().unwrap().ends_with("syntax."));
+        // Aligned words of prose or a table's cells are no padded keys.
+        let prose =
+            "Some  text with  two spaces\nand  more of it  here\n\nNothing  here\n".repeat(10);
+        assert!(parse(&prose).is_none());
     }
 
     #[test]
