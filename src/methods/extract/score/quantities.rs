@@ -1,7 +1,9 @@
 //! Quantities a log writes into its messages as `name=value` (`rss=182MB`, `took=1.25s`,
 //! `queue=41`): no column holds them, yet when the query ranks by one ("how high did the RSS
 //! get", "the slowest fetch") the entries holding its largest or smallest values answer, as
-//! a ranked column's ends do in a table.
+//! a ranked column's ends do in a table. So do the quantities it writes as a number and its
+//! unit (`2050085 bytes each:` of `fdupes -S`) when the query ranks by that unit or by what it
+//! measures ("the largest size").
 
 use super::super::doc::{Doc, parse_quantity};
 use super::super::query::Query;
@@ -17,6 +19,8 @@ const MIN_WEIGHT: f32 = 2.0;
 /// URL's parameter more often than a quantity.
 const MIN_NAME_BYTES: usize = 2;
 const MAX_NAME_BYTES: usize = 32;
+/// A block of more units than this is a section: only the line holding the quantity rises.
+const MAX_BLOCK: usize = 12;
 
 /// Raises the entries of `doc` holding the largest (or, when asked, smallest) values of each
 /// `name=value` quantity the query ranks by, as much as its best match of words.
@@ -32,10 +36,11 @@ pub(in super::super) fn raise_ranked_quantities(
     // Per quantity name: (unit, value) of every entry that writes it.
     let mut series: Vec<(&str, Vec<(usize, f64)>)> = Vec::new();
     for u in 0..doc.units.len() {
-        for (name, value) in named_quantities(doc.text(u)) {
+        let text = doc.text(u);
+        for (name, value) in named_quantities(text).chain(counted_quantities(text)) {
             let at = match series.iter().position(|(n, _)| *n == name) {
                 Some(at) => at,
-                None if query.ranks(name) => {
+                None if query.ranks(name) || query.ranks_implied(name) => {
                     series.push((name, Vec::new()));
                     series.len() - 1
                 }
@@ -52,9 +57,13 @@ pub(in super::super) fn raise_ranked_quantities(
             continue;
         }
         values.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // The lines of its block come along (the files of a group under its size line, an
+        // entry's continuation lines): they say what holds the quantity.
         let mut raise = |ordered: &mut dyn Iterator<Item = &(usize, f64)>| {
             for (&(u, _), share) in ordered.zip(SHARES) {
-                scores[u] += weight * share;
+                for v in block_of(doc, u) {
+                    scores[v] += weight * share;
+                }
             }
         };
         if ends.high {
@@ -63,6 +72,29 @@ pub(in super::super) fn raise_ranked_quantities(
         if ends.low {
             raise(&mut values.iter().rev());
         }
+    }
+}
+
+/// `u` and the units around it of its block, when the block is small: the block of a
+/// section is no one thing.
+fn block_of(doc: &Doc<'_>, u: usize) -> std::ops::Range<usize> {
+    let Some(block) = doc.units[u].block else {
+        return u..u + 1;
+    };
+    let same = |v: &usize| doc.units[*v].block == Some(block);
+    let start = (u.saturating_sub(MAX_BLOCK)..u)
+        .rev()
+        .take_while(same)
+        .last()
+        .unwrap_or(u);
+    let end = (u + 1..doc.units.len().min(u + MAX_BLOCK + 1))
+        .take_while(same)
+        .last()
+        .map_or(u + 1, |v| v + 1);
+    if end - start > MAX_BLOCK {
+        u..u + 1
+    } else {
+        start..end
     }
 }
 
@@ -93,6 +125,30 @@ fn named_quantities(text: &str) -> impl Iterator<Item = (&str, f64)> {
     })
 }
 
+/// The numbers of `text` written before their unit, a word (`2050085 bytes`, `12 ms`), as
+/// (unit, value) pairs: the unit names the quantity.
+fn counted_quantities(text: &str) -> impl Iterator<Item = (&str, f64)> {
+    let mut tokens = text.split_ascii_whitespace().peekable();
+    std::iter::from_fn(move || {
+        while let Some(token) = tokens.next() {
+            let &next = tokens.peek()?;
+            if !token.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                || !token.starts_with(|c: char| c.is_ascii_digit())
+            {
+                continue;
+            }
+            let unit = next.trim_end_matches(|c: char| !c.is_ascii_alphabetic());
+            if (MIN_NAME_BYTES..=MAX_NAME_BYTES).contains(&unit.len())
+                && unit.bytes().all(|b| b.is_ascii_alphabetic())
+                && let Ok(value) = token.parse::<f64>()
+            {
+                return Some((unit, value));
+            }
+        }
+        None
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +162,40 @@ mod tests {
                 .collect();
         assert_eq!(escaped, vec![("deps", 0.0), ("rss", 55e6)]);
         assert_eq!(named_quantities("a == b, url=http://x?q=1").count(), 0);
+        let counted: Vec<_> = counted_quantities("2050085 bytes each:").collect();
+        assert_eq!(counted, vec![("bytes", 2050085.0)]);
+        assert_eq!(counted_quantities("v1.2 bytes, 12x ms 3").count(), 0);
+    }
+
+    #[test]
+    fn the_largest_group_of_a_report_of_sizes_stands_out() {
+        use crate::methods::extract::Hints;
+        use crate::methods::extract::kinds::lines::{self, Style};
+        // `fdupes -r -S`: a size line heads each group of duplicate files.
+        let mut text = String::new();
+        for i in 0..80 {
+            let size = if i == 57 {
+                2_050_085
+            } else {
+                200 + (i * 7919) % 90_000
+            };
+            text.push_str(&format!(
+                "{size} bytes each:\n/usr/share/doc/pkg{i}/copyright\n/usr/share/doc/pkg{i}-dev/copyright\n\n"
+            ));
+        }
+        let doc = lines::build(&text, Style::Text);
+        let query = Query::from_hints(
+            &Hints::new().with_query("Which duplicate groups have the largest per-file size?"),
+        )
+        .unwrap();
+        let scores = super::super::score(&doc, Some(&query));
+        let peak = doc
+            .units
+            .iter()
+            .position(|u| text[u.span.range()].starts_with("2050085 bytes"))
+            .unwrap();
+        let above = scores.iter().filter(|&&s| s > scores[peak]).count();
+        assert!(above <= 2, "{above} lines rank above the peak");
     }
 
     #[test]
