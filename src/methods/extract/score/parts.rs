@@ -19,6 +19,10 @@ const MAX_INTRODUCED_ENTRIES: usize = 40;
 /// most this many are.
 const NAMED_SECTION_SHARE: f32 = 0.8;
 const MAX_NAMED_SECTIONS: usize = 2;
+/// The entry that matches best is the answer when every entry outside its section matches
+/// less than this share of it; its section then reaches its entries with this share.
+const ANSWER_MARGIN: f32 = 0.8;
+const ANSWER_SECTION_SHARE: f32 = 0.5;
 /// A section of at most this many units under a heading the query names is read whole.
 const MAX_SHORT_SECTION: usize = 8;
 /// The best unit holding a query word that at most [`MAX_RARE_WORD_UNITS`] units hold ranks
@@ -113,6 +117,7 @@ fn named_section_matches(
             }
         }
     }
+    reach_answer_section(doc, query_scores, section_units, &mut reach);
     reach_introduced_entries(doc, query_scores, section_units, &mut reach);
     // Parents come before their children: one pass in order carries the match down.
     for u in 0..n {
@@ -127,6 +132,64 @@ fn named_section_matches(
         }
     }
     (heading_match, reach)
+}
+
+/// "Which release added `shell()`, and what else did it change about shells": the entry that
+/// matches the query best, far better than any entry outside its section, is the answer, and
+/// the section around it (the release) is where the rest of the answer is. The outermost
+/// section holding it, short of the whole document, reaches its entries with a share of that
+/// match.
+fn reach_answer_section(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    section_units: &[u32],
+    reach: &mut [f32],
+) {
+    let n = doc.units.len();
+    let leaves = (0..n).filter(|&u| section_units[u] == 0);
+    let Some(best) = leaves.max_by(|&a, &b| query_scores[a].total_cmp(&query_scores[b])) else {
+        return;
+    };
+    let top = query_scores[best];
+    if top <= 0.0 {
+        return;
+    }
+    // The outermost heading above the best entry that is not the document's title.
+    let mut held = vec![1usize; n];
+    for u in (0..n).rev() {
+        if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
+            held[p] += held[u];
+        }
+    }
+    let mut section = None;
+    let mut at = best;
+    while let Some(p) = doc.units[at].parent.get().filter(|&p| p < at) {
+        if held[p] * 2 <= n {
+            section = Some(p);
+        }
+        at = p;
+    }
+    let Some(section) = section else { return };
+    let within = |u: usize| {
+        let mut at = u;
+        loop {
+            if at == section {
+                return true;
+            }
+            match doc.units[at].parent.get().filter(|&p| p < at) {
+                Some(p) => at = p,
+                None => return false,
+            }
+        }
+    };
+    // Far better than every entry elsewhere: one answer, not one of many alike.
+    let rival = (0..n)
+        .filter(|&u| section_units[u] == 0 && !within(u))
+        .map(|u| query_scores[u])
+        .fold(0.0f32, f32::max);
+    if rival < ANSWER_MARGIN * top {
+        reach[section] = reach[section].max(ANSWER_SECTION_SHARE * top);
+    }
 }
 
 /// "It takes an object holding configuration options. These are recognized:": a paragraph
@@ -333,6 +396,33 @@ mod tests {
                 "- Fix the cache of the bravo extractor, nine e",
                 "- Fix the cache of the charlie extractor, nine e",
             ),
+            1.0,
+        );
+    }
+
+    #[test]
+    fn the_release_of_the_entry_that_answers_holds_the_rest_of_the_answer() {
+        // Every release changes something about the pager; one adds the tracing function,
+        // under another heading of the release.
+        let mut text = String::from("# Changelog\n\n");
+        for minor in (10..20).rev() {
+            text.push_str(&format!(
+                "## 1.{minor}.0 - 2024-0{}-01\n\n### Added\n\n",
+                minor % 9 + 1
+            ));
+            if minor == 14 {
+                text.push_str("- Add trace() function for recording external calls\n");
+            }
+            text.push_str(&format!(
+                "- Add entry {minor} to the index\n\n### Changed\n\n\
+                 - Note {minor}: the pager now wraps long lines\n\n"
+            ));
+        }
+        assert_ranks_above(
+            text,
+            "Which release added the function for recording external calls, and what did that \
+             release change about the pager?",
+            ("- Note 14: the pager", "- Note 15: the pager"),
             1.0,
         );
     }
