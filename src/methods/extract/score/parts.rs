@@ -103,14 +103,7 @@ fn named_section_matches(
         .filter(|&u| best > 0.0 && heading_match[u] >= NAMED_SECTION_SHARE * best)
         .collect();
     if !named.is_empty() && named.len() <= MAX_NAMED_SECTIONS {
-        // How many units each heading's section holds, its subsections' included: children
-        // come after their parents, so one pass from the end.
-        let mut held = vec![1usize; n];
-        for u in (0..n).rev() {
-            if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
-                held[p] += held[u];
-            }
-        }
+        let held = units_held(doc);
         for &h in &named {
             if held[h] * 2 <= n {
                 reach[h] = heading_match[h];
@@ -134,6 +127,19 @@ fn named_section_matches(
     (heading_match, reach)
 }
 
+/// How many units each unit's section holds, itself and its subsections' included: children
+/// come after their parents, so one pass from the end.
+fn units_held(doc: &Doc<'_>) -> Vec<usize> {
+    let n = doc.units.len();
+    let mut held = vec![1usize; n];
+    for u in (0..n).rev() {
+        if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
+            held[p] += held[u];
+        }
+    }
+    held
+}
+
 /// "Which release added `shell()`, and what else did it change about shells": the entry that
 /// matches the query best, far better than any entry outside its section, is the answer, and
 /// the section around it (the release) is where the rest of the answer is. The outermost
@@ -155,12 +161,7 @@ fn reach_answer_section(
         return;
     }
     // The outermost heading above the best entry that is not the document's title.
-    let mut held = vec![1usize; n];
-    for u in (0..n).rev() {
-        if let Some(p) = doc.units[u].parent.get().filter(|&p| p < u) {
-            held[p] += held[u];
-        }
-    }
+    let held = units_held(doc);
     let mut section = None;
     let mut at = best;
     while let Some(p) = doc.units[at].parent.get().filter(|&p| p < at) {
