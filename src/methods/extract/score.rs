@@ -53,6 +53,10 @@ const MAX_ENTRY_WORDS: usize = 10;
 const BLOCK_PULL: f32 = 0.4;
 /// Blocks bigger than this are sections of a document, not one thing; no pull.
 const MAX_PULL_BLOCK: usize = 40;
+/// A block of at most this many units is one record or entry (a link checker's record, a
+/// group of files under its size): what one of its lines says, the others explain. Larger
+/// blocks are sections, whose lines rise alone.
+const MAX_RECORD_BLOCK: usize = 12;
 /// How fast the score of the k-th repeat of a template falls.
 const REPEAT_DECAY: f32 = 0.35;
 /// The same for repeats of an error.

@@ -9,6 +9,8 @@ use crate::methods::extract::kinds::code::is_comment;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 
+use super::MAX_RECORD_BLOCK;
+
 /// Words of a query that ask about failures, as the query's words are kept (stemmed).
 const FAILURE_WORDS: &[&str] = &[
     "broken", "broke", "fail", "failed", "failing", "fails", "failure", "failures", "error",
@@ -18,8 +20,6 @@ const FAILURE_WORDS: &[&str] = &[
 const FAILURE_SHARE: f32 = 0.8;
 /// Failed units are rare when at most one unit in this many is one.
 const RARE_FAILURES: usize = 50;
-/// A block of more units than this is a section, not the record of one failure.
-const MAX_FAILED_BLOCK: usize = 12;
 
 /// Whether the query asks about what failed.
 pub(super) fn asks_about_failures(query: &Query) -> bool {
@@ -44,11 +44,12 @@ pub(super) fn raise_failures(
         return;
     }
     // A comment that says "error" documents one (a configuration's notes); it reports none.
-    let reports_failure =
-        |u: usize| doc.units[u].level == Level::Error && !is_comment(doc.text(u).trim());
+    let reports_failure: Vec<bool> = (0..doc.units.len())
+        .map(|u| doc.units[u].level == Level::Error && !is_comment(doc.text(u).trim()))
+        .collect();
     // Failures among many lines that went well are what the query asks for; where many
     // lines failed (a compiler's errors), the query's words tell which it means.
-    let failed = (0..doc.units.len()).filter(|&u| reports_failure(u)).count();
+    let failed = reports_failure.iter().filter(|&&f| f).count();
     if failed * RARE_FAILURES > doc.units.len() {
         return;
     }
@@ -60,15 +61,15 @@ pub(super) fn raise_failures(
         if let Some(block) = unit.block {
             let entry = blocks.entry(block).or_default();
             entry.0 += 1;
-            entry.1 |= reports_failure(u);
+            entry.1 |= reports_failure[u];
         }
     }
     for (u, unit) in doc.units.iter().enumerate() {
         let failed_block = unit
             .block
             .and_then(|b| blocks.get(&b))
-            .is_some_and(|&(size, failed)| failed && size <= MAX_FAILED_BLOCK);
-        if failed_block || reports_failure(u) {
+            .is_some_and(|&(size, failed)| failed && size <= MAX_RECORD_BLOCK);
+        if failed_block || reports_failure[u] {
             scores[u] += raise;
         }
     }

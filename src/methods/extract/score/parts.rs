@@ -102,15 +102,15 @@ fn named_section_matches(
     let named: Vec<usize> = (0..n)
         .filter(|&u| best > 0.0 && heading_match[u] >= NAMED_SECTION_SHARE * best)
         .collect();
+    let held = units_held(doc);
     if !named.is_empty() && named.len() <= MAX_NAMED_SECTIONS {
-        let held = units_held(doc);
         for &h in &named {
             if held[h] * 2 <= n {
                 reach[h] = heading_match[h];
             }
         }
     }
-    reach_answer_section(doc, query_scores, section_units, &mut reach);
+    reach_answer_section(doc, query_scores, section_units, &held, &mut reach);
     reach_introduced_entries(doc, query_scores, section_units, &mut reach);
     // Parents come before their children: one pass in order carries the match down.
     for u in 0..n {
@@ -149,19 +149,14 @@ fn reach_answer_section(
     doc: &Doc<'_>,
     query_scores: &[f32],
     section_units: &[u32],
+    held: &[usize],
     reach: &mut [f32],
 ) {
     let n = doc.units.len();
-    let leaves = (0..n).filter(|&u| section_units[u] == 0);
-    let Some(best) = leaves.max_by(|&a, &b| query_scores[a].total_cmp(&query_scores[b])) else {
+    let Some((best, top)) = best_entry(query_scores, section_units) else {
         return;
     };
-    let top = query_scores[best];
-    if top <= 0.0 {
-        return;
-    }
     // The outermost heading above the best entry that is not the document's title.
-    let held = units_held(doc);
     let mut section = None;
     let mut at = best;
     while let Some(p) = doc.units[at].parent.get().filter(|&p| p < at) {
@@ -171,26 +166,26 @@ fn reach_answer_section(
         at = p;
     }
     let Some(section) = section else { return };
-    let within = |u: usize| {
-        let mut at = u;
-        loop {
-            if at == section {
-                return true;
-            }
-            match doc.units[at].parent.get().filter(|&p| p < at) {
-                Some(p) => at = p,
-                None => return false,
-            }
-        }
-    };
+    // A section's units follow its heading: its subtree is the run of units it holds.
+    let within = section..section + held[section];
     // Far better than every entry elsewhere: one answer, not one of many alike.
     let rival = (0..n)
-        .filter(|&u| section_units[u] == 0 && !within(u))
+        .filter(|&u| section_units[u] == 0 && !within.contains(&u))
         .map(|u| query_scores[u])
         .fold(0.0f32, f32::max);
     if rival < ANSWER_MARGIN * top {
         reach[section] = reach[section].max(ANSWER_SECTION_SHARE * top);
     }
+}
+
+/// The entry (a unit heading nothing) that matches the query best, and its match, when one
+/// matches at all.
+fn best_entry(query_scores: &[f32], section_units: &[u32]) -> Option<(usize, f32)> {
+    (0..query_scores.len())
+        .filter(|&u| section_units[u] == 0)
+        .map(|u| (u, query_scores[u]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|&(_, score)| score > 0.0)
 }
 
 /// "It takes an object holding configuration options. These are recognized:": a paragraph
@@ -204,13 +199,9 @@ fn reach_introduced_entries(
     reach: &mut [f32],
 ) {
     let n = doc.units.len();
-    let best_paragraph = (0..n)
-        .filter(|&u| section_units[u] == 0)
-        .map(|u| query_scores[u])
-        .fold(0.0f32, f32::max);
-    if best_paragraph <= 0.0 {
+    let Some((_, best_paragraph)) = best_entry(query_scores, section_units) else {
         return;
-    }
+    };
     for intro in 0..n {
         if section_units[intro] > 0
             || query_scores[intro] < INTRO_SHARE * best_paragraph

@@ -7,6 +7,7 @@
 
 use super::super::doc::{Doc, parse_quantity};
 use super::super::query::Query;
+use super::MAX_RECORD_BLOCK;
 
 /// The entries at a ranked quantity's asked end, best first, and the share of the weight
 /// each gets: "how high did it get" reads on to the runners-up a little.
@@ -19,8 +20,6 @@ const MIN_WEIGHT: f32 = 2.0;
 /// URL's parameter more often than a quantity.
 const MIN_NAME_BYTES: usize = 2;
 const MAX_NAME_BYTES: usize = 32;
-/// A block of more units than this is a section: only the line holding the quantity rises.
-const MAX_BLOCK: usize = 12;
 
 /// Raises the entries of `doc` holding the largest (or, when asked, smallest) values of each
 /// `name=value` quantity the query ranks by, as much as its best match of words.
@@ -82,16 +81,16 @@ fn block_of(doc: &Doc<'_>, u: usize) -> std::ops::Range<usize> {
         return u..u + 1;
     };
     let same = |v: &usize| doc.units[*v].block == Some(block);
-    let start = (u.saturating_sub(MAX_BLOCK)..u)
+    let start = (u.saturating_sub(MAX_RECORD_BLOCK)..u)
         .rev()
         .take_while(same)
         .last()
         .unwrap_or(u);
-    let end = (u + 1..doc.units.len().min(u + MAX_BLOCK + 1))
+    let end = (u + 1..doc.units.len().min(u + MAX_RECORD_BLOCK + 1))
         .take_while(same)
         .last()
         .map_or(u + 1, |v| v + 1);
-    if end - start > MAX_BLOCK {
+    if end - start > MAX_RECORD_BLOCK {
         u..u + 1
     } else {
         start..end
