@@ -47,16 +47,15 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
     }
     let (heading_match, reach) = named_section_matches(doc, query_scores, &section_units);
     let last_share = LEAD_SHARES[LEAD_SHARES.len() - 1];
-    let mut lead = 0;
-    let mut parent = None;
+    // Per heading, how many of its units came before: a section's units are interleaved with
+    // its subsections' (a changelog's releases, each with its entries, under one title).
+    let mut seen = vec![0usize; doc.units.len()];
     for (u, unit) in doc.units.iter().enumerate() {
-        if unit.parent.get() != parent {
-            parent = unit.parent.get();
-            lead = 0;
-        }
-        let Some(p) = parent.filter(|&p| p < u) else {
+        let Some(p) = unit.parent.get().filter(|&p| p < u) else {
             continue;
         };
+        let lead = seen[p];
+        seen[p] += 1;
         // Every entry of a section the query singles out (a release of a changelog, however
         // long its list) is that section's: the query's other words choose among them.
         let share = match LEAD_SHARES.get(lead) {
@@ -65,7 +64,6 @@ pub(super) fn pull_leads(doc: &Doc<'_>, query_scores: &[f32], scores: &mut [f32]
             None => 0.0,
         };
         scores[u] += share * heading_match[p];
-        lead += 1;
     }
     // The items a paragraph introduces gain as the lead of a section would.
     for (u, &r) in reach.iter().enumerate() {
@@ -416,6 +414,31 @@ mod tests {
              release change about the pager?",
             ("- Note 14: the pager", "- Note 15: the pager"),
             1.0,
+        );
+    }
+
+    #[test]
+    fn a_matching_title_lends_to_its_first_units_not_to_every_section_under_it() {
+        // The query names the changelog, whose title heads every release: each release
+        // heading comes after the last one's entries, and is no lead of the title's.
+        let mut text = String::from("# Changelog\n\nAll notable changes.\n\n");
+        for minor in (1..30).rev() {
+            text.push_str(&format!(
+                "## 1.{minor}.0 - 2024-01-{minor:02}\n\n### Changed\n\n- Tidy module {minor}\n\n"
+            ));
+            if minor == 14 {
+                text.push_str(
+                    "- Use cache dir for temporary files\n\n### Added\n\n\
+                     - Add trace() function for recording external calls\n\n",
+                );
+            }
+        }
+        assert_ranks_above(
+            text,
+            "From the changelog: which version added the function for recording external \
+             calls, and what else did that version change?",
+            ("- Use cache dir", "## 1.3.0"),
+            0.5,
         );
     }
 
