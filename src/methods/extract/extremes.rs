@@ -154,16 +154,26 @@ pub(crate) fn add_field_signals(
     }
 }
 
-/// "Which component declares no license": the records whose field the query asks them to lack
-/// is empty (or null) score `weight`, as much as the best match, when they are few.
+/// Values that say a record lacks what its field names: empty, or a flag that is off
+/// (`"pie": "no"` of a binary "built without PIE").
+const LACKING_VALUES: &[&[u8]] = &[b"", b"no", b"false", b"none", b"off", b"disabled"];
+
+/// "Which component declares no license", "which binaries are built without PIE": the records
+/// whose field the query asks them to lack is empty, null or an off flag score `weight`, as
+/// much as the best match, when they are few.
 fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
-    /// JSON's `null` (see `json::stats::field_value`).
+    /// JSON's `false` and `null` (see `json::stats::field_value`).
+    const FALSE: u64 = 0;
     const NULL: u64 = 2;
-    let empty = xxhash_rust::xxh3::xxh3_64(b"");
+    let lacks = |h: u64| {
+        h == FALSE
+            || h == NULL
+            || (LACKING_VALUES.iter()).any(|v| xxhash_rust::xxh3::xxh3_64(v) == h)
+    };
     for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
         let lacking: Vec<usize> = field
             .iter()
-            .filter(|(_, v)| matches!(v, FieldValue::Category(h) if *h == empty || *h == NULL))
+            .filter(|(_, v)| matches!(v, FieldValue::Category(h) if lacks(*h)))
             .map(|(u, _)| u)
             .collect();
         if lacking.len() * 2 < field.len() {

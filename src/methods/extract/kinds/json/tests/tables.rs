@@ -132,6 +132,39 @@ fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
 }
 
 #[test]
+fn a_record_whose_flag_the_query_asks_it_to_lack_ranks_with_the_best_matches() {
+    // A security scan: each binary's hardening flags as "yes"/"no", and a count to rank by.
+    let binaries: serde_json::Map<String, Value> = (0..200)
+        .map(|i| {
+            let path = format!("/usr/bin/tool{i}");
+            let pie = if i % 8 == 3 { "no" } else { "yes" };
+            let record = serde_json::json!({
+                "relro": if i % 3 == 0 { "full" } else { "partial" },
+                "canary": "yes",
+                "pie": pie,
+                "fortified": (i * 7 % 31).to_string(),
+                "filename": path,
+            });
+            (path, record)
+        })
+        .collect();
+    let q =
+        query_of("which executables are built without PIE, and how many functions are fortified?");
+    let doc = build_value(&Value::Object(binaries), Some(&q), 300);
+    let scores = crate::methods::extract::score::score(&doc, Some(&q));
+    let mut ranked: Vec<usize> = (0..doc.units.len())
+        .filter(|&u| !doc.units[u].pinned)
+        .collect();
+    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    // Most of the 25 binaries without PIE rank first, whatever their functions fortified.
+    let lacking = ranked[..25]
+        .iter()
+        .filter(|&&u| doc.text(u).contains(r#""pie":"no""#))
+        .count();
+    assert!(lacking >= 15, "{lacking} of 25");
+}
+
+#[test]
 fn many_files_of_a_linter_report_read_as_one_table_of_findings() {
     let report: Vec<Value> = (0..26)
         .map(|f| {
