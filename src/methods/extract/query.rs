@@ -181,10 +181,16 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
 ];
 
 /// Words a log writes for the same outcome: a query about refused logins finds "password
-/// rejected for bob" and "access denied".
-const SYNONYMS: &[&[&str]] = &[&[
-    "refused", "refuse", "rejected", "reject", "denied", "deny", "declined", "decline",
-]];
+/// rejected for bob" and "access denied"; one about the mutants that survived finds
+/// cargo-mutants' `MISSED` as well as mutmut's and Stryker's "survived", and killed ones are
+/// `caught`.
+const SYNONYMS: &[&[&str]] = &[
+    &[
+        "refused", "refuse", "rejected", "reject", "denied", "deny", "declined", "decline",
+    ],
+    &["survived", "survive", "missed", "undetected"],
+    &["killed", "caught", "detected"],
+];
 
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
 const MIN_COMPOUND_SPLIT: usize = 3;

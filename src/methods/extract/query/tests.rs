@@ -353,3 +353,19 @@ fn a_refusal_is_found_by_any_of_the_words_logs_write_for_it() {
             .is_none()
     );
 }
+
+#[test]
+fn a_mutation_report_s_words_for_survived_and_killed_mean_the_same() {
+    let q = query("Which mutants survived, and which were killed by the tests?");
+    let index = |q: &Query, word: &str| {
+        let mut stemmed = word.to_owned();
+        crate::methods::extract::terms::stem(&mut stemmed);
+        q.word_index(&stemmed)
+    };
+    for (word, asked) in [("MISSED", "survived"), ("caught", "killed")] {
+        let word = word.to_lowercase();
+        assert!(index(&q, &word).is_some(), "{word}");
+        assert_eq!(index(&q, &word), index(&q, asked), "{word}");
+    }
+    assert!(index(&query("which tests ran?"), "missed").is_none());
+}
