@@ -369,3 +369,11 @@ fn a_mutation_report_s_words_for_survived_and_killed_mean_the_same() {
     }
     assert!(index(&query("which tests ran?"), "missed").is_none());
 }
+
+#[test]
+fn a_quoted_operator_is_an_exact_term_with_its_quotes() {
+    let q = query("which conflicts involve the operator '^' after '%', and `<`?");
+    for term in ["'^'", "'%'", "`<`"] {
+        assert!(q.exact.iter().any(|e| e == term), "{term} in {:?}", q.exact);
+    }
+}

@@ -102,7 +102,9 @@ pub(super) fn initialisms(text: &str) -> Vec<(String, String)> {
     found
 }
 
-/// Text between matching quotes or backticks, where the opening one starts a word.
+/// Text between matching quotes or backticks, where the opening one starts a word. Text too
+/// short to be searched alone (an operator, `'^'`) is kept with its quotes: a grammar tool or
+/// a linter quotes a token the same way.
 pub(super) fn quoted_strings(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let bytes = text.as_bytes();
@@ -115,7 +117,11 @@ pub(super) fn quoted_strings(text: &str) -> Vec<&str> {
             let inner = &text[i + 1..i + 1 + len];
             let after = bytes.get(i + 2 + len).copied();
             if !inner.is_empty() && after.is_none_or(|b| !b.is_ascii_alphanumeric()) {
-                found.push(inner);
+                found.push(if inner.trim().len() < MIN_EXACT_LEN {
+                    &text[i..i + 2 + len]
+                } else {
+                    inner
+                });
                 i += len + 2;
                 continue;
             }
