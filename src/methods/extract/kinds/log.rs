@@ -195,6 +195,17 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             last.span.set_end(span.end);
             last.weight += 1;
             entry_lines += 1;
+            // A trace that fits its entry ends with what was raised: one line logs every
+            // exception of a remote call (`Exception caught`), and what it caught is the
+            // entry's kind, not a repeat of the one before.
+            if in_python_trace
+                && is_raised_exception(line)
+                && let Some(template) = last.template
+            {
+                last.template = Some(doc::template_id(
+                    template.get() ^ doc::template_of(line).get().rotate_left(1),
+                ));
+            }
             continue;
         }
         let starts = starts_entry(line);
@@ -451,6 +462,31 @@ mod tests {
         assert!(is_raised_exception("KeyError: 'item_id'"));
         assert!(!is_raised_exception("    raise KeyError(key)"));
         assert!(!is_raised_exception("The TypeError: was expected"));
+    }
+
+    #[test]
+    fn a_short_trace_s_exception_is_part_of_its_entry_s_kind() {
+        // The same line logs every exception a remote call raised; what was raised sets the
+        // entries apart, and the same exception of another meter is a repeat.
+        let mut text = String::new();
+        for (i, raised) in [
+            "PermissionError: meter MTR-0113 is flagged tampered",
+            "PermissionError: meter MTR-0114 is flagged tampered",
+            "KeyError: 'MTR-9999'",
+        ]
+        .iter()
+        .enumerate()
+        {
+            text.push_str(&format!(
+                "2026-11-29 09:40:4{i},021 DEBUG [worker] rpyc: Exception caught\n\
+                 Traceback (most recent call last):\n  File \"/srv/server.py\", line 38, in read\n\
+                 \x20   m = METERS[meter_id]\n{raised}\n"
+            ));
+        }
+        let doc = build(&text);
+        assert_eq!(doc.units.len(), 3, "one unit per entry");
+        assert_eq!(doc.units[0].template, doc.units[1].template);
+        assert_ne!(doc.units[0].template, doc.units[2].template);
     }
 
     #[test]
