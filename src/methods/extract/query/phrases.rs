@@ -197,9 +197,18 @@ const IMPLIED_COLUMNS: &[(&[&str], &[&str])] = &[
         &["largest", "biggest", "smallest"],
         &["size", "length", "bytes"],
     ),
+    (&["slowest", "fastest"], &["duration", "time", "elapsed"]),
+    // "The longest lines" a linter flags are measured in characters.
     (
-        &["slowest", "fastest", "longest", "shortest"],
-        &["duration", "time", "elapsed"],
+        &["longest", "shortest"],
+        &[
+            "duration",
+            "time",
+            "elapsed",
+            "length",
+            "characters",
+            "chars",
+        ],
     ),
     (&["heaviest", "lightest"], &["weight", "mass"]),
     (&["cheapest"], &["price", "cost"]),

@@ -377,3 +377,11 @@ fn a_quoted_operator_is_an_exact_term_with_its_quotes() {
         assert!(q.exact.iter().any(|e| e == term), "{term} in {:?}", q.exact);
     }
 }
+
+#[test]
+fn the_longest_lines_are_ranked_by_their_characters() {
+    let q = query("which three lines are the longest it flags?");
+    assert!(q.ranks_implied("characters"));
+    assert!(q.ranks_implied("length"));
+    assert!(!query("which request was the slowest?").ranks_implied("characters"));
+}

@@ -128,13 +128,26 @@ fn named_quantities(text: &str) -> impl Iterator<Item = (&str, f64)> {
 /// (unit, value) pairs: the unit names the quantity.
 fn counted_quantities(text: &str) -> impl Iterator<Item = (&str, f64)> {
     let mut tokens = text.split_ascii_whitespace().peekable();
+    let is_number = |token: &str| {
+        token.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && token.starts_with(|c: char| c.is_ascii_digit())
+    };
     std::iter::from_fn(move || {
         while let Some(token) = tokens.next() {
-            let &next = tokens.peek()?;
-            if !token.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-                || !token.starts_with(|c: char| c.is_ascii_digit())
-            {
+            // A parenthesis opens a note: `(511 > 80 characters)`.
+            let token = token.strip_prefix('(').unwrap_or(token);
+            let &(mut next) = tokens.peek()?;
+            if !is_number(token) {
                 continue;
+            }
+            // A value over its limit (`511 > 80 characters` of a linter): the unit is the
+            // value's.
+            if matches!(next, ">" | "<" | ">=" | "<=") {
+                tokens.next();
+                match tokens.next() {
+                    Some(limit) if is_number(limit) => next = tokens.peek()?,
+                    _ => continue,
+                }
             }
             let unit = next.trim_end_matches(|c: char| !c.is_ascii_alphabetic());
             if (MIN_NAME_BYTES..=MAX_NAME_BYTES).contains(&unit.len())
@@ -163,6 +176,9 @@ mod tests {
         assert_eq!(named_quantities("a == b, url=http://x?q=1").count(), 0);
         let counted: Vec<_> = counted_quantities("2050085 bytes each:").collect();
         assert_eq!(counted, vec![("bytes", 2050085.0)]);
+        let over: Vec<_> =
+            counted_quantities("  470:81  error  line too long (511 > 80 characters)").collect();
+        assert_eq!(over, vec![("characters", 511.0)]);
         assert_eq!(counted_quantities("v1.2 bytes, 12x ms 3").count(), 0);
     }
 
