@@ -55,8 +55,12 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // next record of an output without blank lines (a GC log's pause and its details).
     let mut previous_indented = false;
     let mut after_diagnostic_head = false;
-    for span in doc::lines(text) {
+    let mut lines = doc::lines(text).peekable();
+    while let Some(span) = lines.next() {
         let line = &text[span.clone()];
+        let underlined = lines
+            .peek()
+            .is_some_and(|next| is_solid_rule(&text[next.clone()]));
         let outdented = |line: &str| previous_indented && doc::indent_of(line) == 0;
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -101,7 +105,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         let opens_heading = style == Style::Text
             && !starts_record
             && (blank_before || units.is_empty())
-            && is_heading(line);
+            && (is_heading(line) || (underlined && !is_solid_rule(line)));
         blank_before = false;
         let indent = doc::indent_of(line);
         previous_indented = indent > 0;
@@ -313,6 +317,16 @@ fn is_heading(line: &str) -> bool {
         && (!name.contains(' ') || name.split_whitespace().count() <= 3)
 }
 
+/// Whether `line` is a rule under a title (`────`, `====`): one unbroken run of a rule's
+/// character. A table's header is ruled column by column, with spaces between.
+fn is_solid_rule(line: &str) -> bool {
+    let rule = line.trim_end();
+    rule.chars().count() >= 3
+        && rule
+            .chars()
+            .all(|c| matches!(c, '-' | '=' | '─' | '━' | '═'))
+}
+
 /// The matched text of a `grep -n` line (`path:line:text`).
 fn grep_content(line: &str) -> Option<&str> {
     let (path, rest) = line.split_once(':')?;
@@ -391,6 +405,27 @@ mod tests {
             let tokens: Vec<String> = tokens(line).map(str::to_owned).collect();
             assert_eq!(tokens, by_chars(line), "{line:?}");
         }
+    }
+
+    #[test]
+    fn a_title_over_a_rule_is_the_context_of_the_lines_under_it() {
+        // djLint: each file's path, ruled off, over its findings.
+        let text = "Linting 2/2 files\n\n\
+                    admin/base.html\n────────────────\nH021 87:4 Inline styles should be avoided.\n\
+                    T001 94:16 Variables should be wrapped in a whitespace.\n\n\
+                    admin/edit.html\n────────────────\nH013 40:16 Img tag should have an alt attribute.\n";
+        let doc = build(text, Style::Text);
+        let context = |start: &str| {
+            let u = (0..doc.units.len())
+                .find(|&u| doc.text(u).starts_with(start))
+                .unwrap();
+            doc.units[u].parent.get().map(|p| doc.text(p))
+        };
+        assert_eq!(context("T001 94:16"), Some("admin/base.html"));
+        assert_eq!(context("H013 40:16"), Some("admin/edit.html"));
+        // A table's header, ruled column by column, heads nothing.
+        let table = build("\nName   Size\n----   ----\nabc    12\n", Style::Text);
+        assert_eq!(table.units[2].parent.get(), None);
     }
 
     #[test]
