@@ -321,10 +321,10 @@ fn is_heading(line: &str) -> bool {
 /// character. A table's header is ruled column by column, with spaces between.
 fn is_solid_rule(line: &str) -> bool {
     let rule = line.trim_end();
-    rule.chars().count() >= 3
-        && rule
-            .chars()
-            .all(|c| matches!(c, '-' | '=' | '─' | '━' | '═'))
+    // Most lines fail at their first character.
+    rule.chars()
+        .all(|c| matches!(c, '-' | '=' | '─' | '━' | '═'))
+        && rule.chars().nth(2).is_some()
 }
 
 /// The matched text of a `grep -n` line (`path:line:text`).
