@@ -165,11 +165,10 @@ fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
     /// JSON's `false` and `null` (see `json::stats::field_value`).
     const FALSE: u64 = 0;
     const NULL: u64 = 2;
-    let lacks = |h: u64| {
-        h == FALSE
-            || h == NULL
-            || (LACKING_VALUES.iter()).any(|v| xxhash_rust::xxh3::xxh3_64(v) == h)
-    };
+    let lacking_values: Vec<u64> = (LACKING_VALUES.iter())
+        .map(|v| xxhash_rust::xxh3::xxh3_64(v))
+        .collect();
+    let lacks = |h: u64| h == FALSE || h == NULL || lacking_values.contains(&h);
     for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
         let lacking: Vec<usize> = field
             .iter()
