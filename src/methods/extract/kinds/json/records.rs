@@ -16,7 +16,9 @@ use super::render::{
 use super::stats::{
     KeyStats, KeyStatsBuilder, field_value, record_level, record_template, says_nothing,
 };
-use super::{Builder, FEW_RECORDS, INLINE_BYTES, NAMED_KEY_PRIOR, last_segment, project, table};
+use super::{
+    Builder, FEW_RECORDS, INLINE_BYTES, NAMED_KEY_PRIOR, last_segment, project, spacing, table,
+};
 use crate::methods::extract::doc::{Field, FieldValue, Level, Unit};
 
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
@@ -144,6 +146,18 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether the query asks for a scalar member of `item` by its key (or a word of it).
+    fn asks_a_member_of(&self, item: &Value) -> bool {
+        let (Some(query), Some(members)) = (self.query, item.as_object()) else {
+            return false;
+        };
+        members.iter().any(|(key, value)| {
+            !value.is_object()
+                && !value.is_array()
+                && (names_key(query, key) || project::key_words_named(key, query).1 > 0)
+        })
+    }
+
     /// One record's line, and its field values for rarity and extremes.
     fn record(&mut self, item: &Value, label: &str, path: &str, siblings: &mut Siblings<'_>) {
         if self.walks_into(item, label, siblings.count) {
@@ -169,11 +183,14 @@ impl Builder<'_> {
             _ => format!("{path}{label}"),
         };
         let mut text = labelled(&label, &shown.body);
-        if named > 0 && self.spacing.is_pretty() {
-            // A record the query names by a value is what an answer quotes from: each of its
-            // members keeps the space after its colon (`"name": "autocfg"`), as the
-            // pretty-printed original has it, not just the asked ones.
-            text = self.spacing.with_every_colon_spaced(&text);
+        if self.spacing.is_pretty() && (named > 0 || self.asks_a_member_of(item)) {
+            // A pretty-printed record is one member a line, and an answer quotes a run of
+            // them (`"count": 104, "line_number": 55`), which reads spaced once the line
+            // breaks are taken as spaces. A record the query names by a value, or whose
+            // scalar member it asks for by key, keeps the separators of its own members
+            // spaced, not just the asked ones'; its nested values stay compact, as they cost
+            // tokens and are seldom quoted with it.
+            text = spacing::with_members_spaced(&text);
         }
         let prior = if level == Level::Error {
             ERROR_PRIOR

@@ -81,16 +81,6 @@ impl Spacing {
         }
     }
 
-    /// `text`, a compact rendering, with a space after the colon of every member (before any
-    /// value), as this spacing puts it, and no other separator changed.
-    pub(crate) fn with_every_colon_spaced(&self, text: &str) -> String {
-        let colons = Spacing {
-            colon: self.colon,
-            ..Spacing::default()
-        };
-        colons.apply(text, &|_| true).into_owned()
-    }
-
     /// Whether the text is pretty-printed (see [`Spacing::pretty`]'s field).
     pub(crate) fn is_pretty(&self) -> bool {
         self.pretty
@@ -202,6 +192,39 @@ impl Spacing {
             None => Cow::Borrowed(text),
         }
     }
+}
+
+/// `text`, a compact rendering of one record (after its label), with a space after each
+/// colon and comma between the record's own members, as its pretty-printed lines read once
+/// their breaks are taken as spaces; separators inside nested values and strings stay as
+/// they are.
+pub(crate) fn with_members_spaced(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut strings = Strings::default();
+    let (mut depth, mut copied) = (0usize, 0usize);
+    for (i, &b) in bytes.iter().enumerate() {
+        let spaced = !strings.holds(b)
+            && match b {
+                b'{' | b'[' => {
+                    depth += 1;
+                    false
+                }
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+                b':' | b',' => depth == 1 && bytes.get(i + 1).is_some_and(|&a| starts_value(a)),
+                _ => false,
+            };
+        if spaced {
+            out.push_str(&text[copied..=i]);
+            out.push(' ');
+            copied = i + 1;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// The key at the head of `rest` (`"name":…`), if it starts with one.
@@ -360,6 +383,16 @@ mod tests {
         assert_eq!(
             respaced(COVERAGE, compact, &["a", "b", "c"]),
             r#"scripts.lint:fix: {"a": "x:y,z", "b": […3 items], "c": "q\":1,2"…+2}"#
+        );
+    }
+
+    #[test]
+    fn a_record_s_own_members_are_spaced_and_its_nested_values_left_alone() {
+        assert_eq!(
+            with_members_spaced(
+                r#"[3]: {"a":1,"b":"x,y: z","c":[1,2],"d":{"e":2},"f":[…4 items]}"#
+            ),
+            r#"[3]: {"a": 1, "b": "x,y: z", "c": [1,2], "d": {"e":2}, "f": […4 items]}"#
         );
     }
 }

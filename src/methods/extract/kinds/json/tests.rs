@@ -364,7 +364,7 @@ fn a_record_named_by_a_value_keeps_the_colon_spaces_of_a_pretty_original() {
         .collect();
     let text =
         serde_json::to_string_pretty(&serde_json::json!({ "components": components })).unwrap();
-    let q = query_of("Which components have scope \"excluded\"?");
+    let q = query_of("Which components are \"excluded\"?");
     let doc = build_document(&text, Some(&q), 1400);
     let named = (0..doc.units.len())
         .map(|i| doc.text(i))
@@ -377,6 +377,35 @@ fn a_record_named_by_a_value_keeps_the_colon_spaces_of_a_pretty_original() {
         .find(|t| t.contains("crate3"))
         .expect("another record");
     assert!(!other.contains(r#""name": "crate3""#), "{other}");
+}
+
+#[test]
+fn a_record_whose_member_is_asked_by_key_reads_as_its_pretty_lines() {
+    // A coverage report's lines, pretty-printed: an answer quotes a record's run of members,
+    // which its line breaks read as `"count": 104, "excluded": false, "line_number": 55`.
+    let lines: Vec<Value> = (0..80)
+        .map(|i| {
+            serde_json::json!({
+                "hits": [i, 0, 2],
+                "count": if i == 41 { 104 } else { i % 37 },
+                "excluded": false,
+                "line_number": i + 14,
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "lines": lines })).unwrap();
+    let q = query_of("Which lines ran the most times? Give their counts.");
+    let doc = build_document(&text, Some(&q), 1400);
+    let hot = (0..doc.units.len())
+        .map(|i| doc.text(i))
+        .find(|t| t.starts_with("lines[41]: "))
+        .expect("the record of line 55");
+    assert!(
+        hot.contains(r#""count": 104, "excluded": false, "line_number": 55"#),
+        "{hot}"
+    );
+    // Its nested values stay compact: they are seldom quoted with it.
+    assert!(hot.contains(r#""hits": [41,0,2]"#), "{hot}");
 }
 
 #[test]
