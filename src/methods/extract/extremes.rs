@@ -202,8 +202,18 @@ fn add_past_bounds(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32
             .max()
             .unwrap_or(0)
     };
+    // Of those, the ones naming the word next to the bound, when one does.
+    let names_nearest = |bound: &Bound| {
+        (bounded.iter()).any(|(f, b, n)| {
+            std::ptr::eq(*b, bound)
+                && *n == most_named(bound)
+                && query.bound_names_nearest(bound, f.name())
+        })
+    };
     for &(field, bound, named) in &bounded {
-        if named < most_named(bound) {
+        if named < most_named(bound)
+            || (names_nearest(bound) && !query.bound_names_nearest(bound, field.name()))
+        {
             continue;
         }
         let past: Vec<usize> = field

@@ -69,6 +69,10 @@ pub(crate) struct Query {
 pub(crate) struct Bound {
     /// The words before the bound, normalized as the query's.
     pub(crate) words: std::collections::HashSet<String, WordHash>,
+    /// The words of the one of them next to the bound (stopwords passed over): of two
+    /// columns the words name alike, the one this names is bounded ("every airport whose
+    /// altitude is above 7,000" bounds `Altitude`, not `AirportID`).
+    pub(crate) nearest: std::collections::HashSet<String, WordHash>,
     pub(crate) value: f64,
     /// Whether the values asked for are over the bound, not under it.
     pub(crate) above: bool,
@@ -282,6 +286,11 @@ impl Query {
     /// names, those naming the most are the ones it bounds.
     pub(crate) fn bound_words_named(&self, bound: &Bound, name: &str) -> usize {
         words_named(name, &bound.words)
+    }
+
+    /// Whether the column `name` names the word of `bound` next to it.
+    pub(crate) fn bound_names_nearest(&self, bound: &Bound, name: &str) -> bool {
+        names_one_of(name, &bound.nearest)
     }
 
     /// Whether the query names the column `name` by its own key: the last one, or a list's

@@ -40,6 +40,37 @@ fn a_bound_after_its_number_picks_the_column_naming_most_of_its_words() {
 }
 
 #[test]
+fn of_two_columns_a_bound_s_words_name_alike_the_one_named_next_to_it_is_bounded() {
+    // "airport" names `AirportID` as much as "altitude" names `Altitude`; the word next to
+    // the threshold says which column it bounds. A third of the IDs pass 7,000 as well: read
+    // as a bound on them, it would raise those rows as high as the answers.
+    let mut table = String::from("AirportID,Name,Altitude\n");
+    for i in 0..60 {
+        table.push_str(&format!(
+            "{},Field {i} Airport,{}\n",
+            3000 + i * 100,
+            6000 - i * 97
+        ));
+    }
+    table.push_str("21188,Telluride Regional Airport,9070\n21076,Taos Regional Airport,7095\n");
+    let rows = ranked_rows(
+        &table,
+        "Using this airports table, list every airport whose altitude is above 7,000 feet.",
+    );
+    let top: Vec<&str> = rows.iter().take(2).map(String::as_str).collect();
+    assert!(
+        top.contains(&"21188,Telluride Regional Airport,9070"),
+        "{rows:?}"
+    );
+    assert!(
+        top.contains(&"21076,Taos Regional Airport,7095"),
+        "{rows:?}"
+    );
+    // Next come the highest of the others, not those whose ID passes 7,000.
+    assert!(rows[2].starts_with("3000,"), "{rows:?}");
+}
+
+#[test]
 fn the_rows_past_a_bound_the_query_sets_on_a_column_stand_out() {
     let mut table = String::from("Private,Apps,Outstate,PhD,Grad.Rate\n");
     for i in 0..60 {

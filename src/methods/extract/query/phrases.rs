@@ -298,7 +298,8 @@ pub(super) fn bounds(text: &str) -> Vec<Bound> {
     thresholds(&tokens)
         .filter_map(|t| {
             let mut named = words_after(&tokens, t.words_after);
-            if named.is_empty() {
+            let named_after = !named.is_empty();
+            if !named_after {
                 let mut from = t.at;
                 while from > 0
                     && t.at - from < BOUND_WORDS_BEFORE
@@ -314,8 +315,23 @@ pub(super) fn bounds(text: &str) -> Vec<Bound> {
                     words.insert(w.to_owned());
                 });
             }
+            // The word next to the threshold, past its stopwords: "altitude" of "every
+            // airport whose altitude is above 7,000".
+            let mut nearest = std::collections::HashSet::default();
+            let toward_threshold = |k: usize| if named_after { k } else { named.len() - 1 - k };
+            for k in 0..named.len() {
+                for_each_word(named[toward_threshold(k)], &mut buf, |w| {
+                    if !is_stopword(w) {
+                        nearest.insert(w.to_owned());
+                    }
+                });
+                if !nearest.is_empty() {
+                    break;
+                }
+            }
             (!words.is_empty()).then_some(Bound {
                 words,
+                nearest,
                 value: t.value,
                 above: t.above,
                 inclusive: t.inclusive,
@@ -353,7 +369,7 @@ fn words_after<'t>(tokens: &'t [&'t str], from: Option<usize>) -> &'t [&'t str] 
 pub(super) fn without_threshold_numbers(text: &str) -> Cow<'_, str> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let whole = |t: &str| {
-        t.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        without_thousands_separators(t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
             .bytes()
             .all(|b| b.is_ascii_digit())
     };
@@ -439,6 +455,23 @@ pub(super) fn without_self_description(text: &str) -> Cow<'_, str> {
     Cow::Owned(kept.join(" "))
 }
 
+/// `number` without the commas that group its thousands ("7,000 feet", "1,250,000"), as
+/// English writes a large bound; any other comma is left, and the number is then no number.
+fn without_thousands_separators(number: &str) -> Cow<'_, str> {
+    let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
+    let mut groups = whole.split(',');
+    let first = groups.next().unwrap_or_default();
+    let grouped = whole.contains(',')
+        && (1..=3).contains(&first.len())
+        && first.bytes().all(|b| b.is_ascii_digit())
+        && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
+    if grouped {
+        Cow::Owned(format!("{}{fraction}", whole.replace(',', "")))
+    } else {
+        Cow::Borrowed(number)
+    }
+}
+
 /// A threshold of a query: the token of its word, the token of its number, that number, and
 /// whether values above it pass.
 struct Threshold {
@@ -471,7 +504,7 @@ fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't
             .get(at)
             .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
             .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-            .and_then(parse_quantity)
+            .and_then(|t| parse_quantity(&without_thousands_separators(t)))
     };
     (0..tokens.len()).filter_map(move |i| {
         let word = bare(tokens[i]);

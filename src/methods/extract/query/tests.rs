@@ -385,3 +385,20 @@ fn the_longest_lines_are_ranked_by_their_characters() {
     assert!(q.ranks_implied("length"));
     assert!(!query("which request was the slowest?").ranks_implied("characters"));
 }
+
+#[test]
+fn a_threshold_written_with_thousands_separators_is_one_number() {
+    let q = query("List every airport whose altitude is above 7,000 feet, highest first.");
+    let bound = q.bound_on("Altitude").expect("a bound on the altitude");
+    assert_eq!(bound.value, 7000.0);
+    assert!(bound.above);
+    // The bound is not a string to find in the rows.
+    assert!(
+        !q.words.keys().any(|w| w.contains("000")),
+        "{:?}",
+        q.words.keys()
+    );
+    assert!(query("files of more than 1,250,000.5 bytes").bounds[0].value == 1_250_000.5);
+    // A list of numbers is not one.
+    assert!(query("altitude above 7,00 feet").bounds.is_empty());
+}
