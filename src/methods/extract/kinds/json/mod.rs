@@ -218,12 +218,10 @@ impl<'q> Builder<'q> {
     /// `text` with the original's separators around the members whose key the query names
     /// (or a word of it), which are what an answer quotes with its key.
     fn respaced<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        match self.query {
-            Some(q) => self.spacing.apply(text, &|key| {
-                names_key(q, key) || project::key_words_named(key, q).1 > 0
-            }),
-            None => std::borrow::Cow::Borrowed(text),
-        }
+        self.spacing.apply(text, &|key| {
+            self.query
+                .is_some_and(|q| names_key(q, key) || project::key_words_named(key, q).1 > 0)
+        })
     }
 
     /// Appends `text` as one unit.

@@ -6,8 +6,9 @@
 //! (`"covered": 697, "total": 2128`) is found in the output only when the rendering puts the
 //! same space after its colons and commas. Pretty-printed JSON breaks its lines after the
 //! commas, which a one-line rendering does not follow anyway, but each member is one line of
-//! it (`"latest": "10.15.0"`): the colons of the members the query asks for keep their space.
-//! Every other separator stays compact, as each space costs a token.
+//! it (`"latest": "10.15.0"`), and a line is what an answer quotes: every colon keeps its
+//! space. Its commas stay compact, but around the members the query asks for and within a
+//! record it asks about, as each space costs a token.
 
 use std::borrow::Cow;
 
@@ -66,8 +67,7 @@ impl Spacing {
         }
         // A pretty-printed text breaks the line after its commas, which a rendering on one
         // line does not follow; but each of its members is one line, `"key": value`, quoted
-        // as such, so the colon keeps its space (only the asked members', a space costing a
-        // token).
+        // as such, so the colon keeps its space.
         // A formatter that breaks lines but writes `"key":value` (botocore's models) keeps
         // its small values on one line, compact (`"input":{"shape":"X"}`): read as pretty, its
         // asked values would gain spaces its lines do not have.
@@ -88,9 +88,10 @@ impl Spacing {
 
     /// `text`, a compact rendering, with this spacing around the members whose key `asked`
     /// says the query asks for: a space after the key's colon (before any value, as in
-    /// `"lines": [1, 2]`) and after the commas on either side of the member. Only those are quoted from the original, and every
-    /// space elsewhere would cost a token. Separators inside strings, a label's `path: ` and a
-    /// `…+3` mark are left as they are.
+    /// `"lines": [1, 2]`) and after the commas on either side of the member. Only those are
+    /// quoted from the original, and every space elsewhere would cost a token; but a
+    /// pretty-printed text's every colon, as each of its members is a line. Separators inside
+    /// strings, a label's `path: ` and a `…+3` mark are left as they are.
     pub(crate) fn apply<'t>(&self, text: &'t str, asked: &dyn Fn(&str) -> bool) -> Cow<'t, str> {
         if !self.colon && !self.comma && !self.pretty {
             return Cow::Borrowed(text);
@@ -135,8 +136,10 @@ impl Spacing {
                 b'"' => string_start = Some(i),
                 b':' => {
                     let member = before == Some(b'"');
+                    // Each member of a pretty-printed text is a line, `"key": value`,
+                    // and a line is what an answer quotes from it.
                     space_after = member
-                        && (inside || (self.colon && member_asked))
+                        && (self.pretty || inside || (self.colon && member_asked))
                         && after.is_some_and(starts_value);
                     opens_asked = self.pretty && member && member_asked && !inside;
                 }
@@ -313,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pretty_printed_document_spaces_only_the_members_asked_for() {
+    fn a_pretty_printed_document_spaces_every_colon_and_the_values_asked_for() {
         let compact = r#"{"dist-tags":{"latest":"10.15.0"},"engines":{"node":"^20.19.0 || >=24","npm":">=9"}}"#;
         assert_eq!(
             Spacing::of(NPM_VIEW),
@@ -326,7 +329,7 @@ mod tests {
         );
         assert_eq!(
             respaced(NPM_VIEW, compact, &["latest", "node"]),
-            r#"{"dist-tags":{"latest": "10.15.0"},"engines":{"node": "^20.19.0 || >=24","npm":">=9"}}"#
+            r#"{"dist-tags": {"latest": "10.15.0"},"engines": {"node": "^20.19.0 || >=24","npm": ">=9"}}"#
         );
         // An asked member's value reads as the original does with its line breaks as spaces;
         // an empty list and a mark stay as they are.
@@ -337,7 +340,7 @@ mod tests {
         );
         assert_eq!(
             respaced(NPM_VIEW, record, &["os"]),
-            r#"packages."node_modules/fsevents": {"version":"2.3.3","os": [ "darwin" ],"cpu":[],"engines":{"node":"^8.16.0","npm":[…2 items]}}"#
+            r#"packages."node_modules/fsevents": {"version": "2.3.3","os": [ "darwin" ],"cpu": [],"engines": {"node": "^8.16.0","npm": […2 items]}}"#
         );
     }
 
@@ -348,7 +351,7 @@ mod tests {
         let compact = r#"definitions.level: {"type":"string","enum":["read","write","none"]}"#;
         assert_eq!(
             respaced(input, compact, &["enum"]),
-            r#"definitions.level: {"type":"string","enum": ["read", "write", "none"]}"#
+            r#"definitions.level: {"type": "string","enum": ["read", "write", "none"]}"#
         );
         let record =
             r#"definitions."runner": {"oneOf":[{"type":"string"}],"enum":["ARM32","x64"]}"#;
