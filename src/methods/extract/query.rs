@@ -9,8 +9,8 @@ use super::Hints;
 use super::terms::{for_each_word, is_stopword};
 use columns::{names_one_of, words_named};
 use phrases::{
-    absent_words, asks_about_the_end, bounds, ends_asked, ranked_words, without_exclusions,
-    without_self_description, without_threshold_numbers,
+    absent_words, asks_about_the_end, bounds, ends_asked, negated_words, ranked_words,
+    without_exclusions, without_self_description, without_threshold_numbers,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
@@ -182,18 +182,21 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("initial", "init"),
     ("information", "info"),
     ("environment", "env"),
+    ("dependency", "dep"),
 ];
 
 /// Words a log writes for the same outcome: a query about refused logins finds "password
 /// rejected for bob" and "access denied"; one about the mutants that survived finds
 /// cargo-mutants' `MISSED` as well as mutmut's and Stryker's "survived", and killed ones are
-/// `caught`.
+/// `caught`; a dependency "never imported" (`unimported`, see [`negated_words`]) is what a
+/// dependency checker calls `unused`.
 const SYNONYMS: &[&[&str]] = &[
     &[
         "refused", "refuse", "rejected", "reject", "denied", "deny", "declined", "decline",
     ],
     &["survived", "survive", "missed", "undetected"],
     &["killed", "caught", "detected"],
+    &["unused", "unimported", "unreferenced"],
 ];
 
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
@@ -224,6 +227,15 @@ impl Query {
             query.asks_about_the_end = asks_about_the_end(&text);
             query.acronyms = acronyms(&text);
             query.initialisms = initialisms(&text);
+            // What the query negates, an output may write as one word: "not declared" is
+            // `undeclared`; a word of its own, as rare as the output has it, not the word it
+            // negates.
+            for word in negated_words(&text) {
+                if query.words.contains_key(&word) {
+                    let next = query.words.len();
+                    query.words.entry(format!("un{word}")).or_insert(next);
+                }
+            }
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();

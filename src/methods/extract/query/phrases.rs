@@ -134,6 +134,35 @@ pub(super) fn absent_words(text: &str) -> std::collections::HashSet<String, Word
     absent
 }
 
+/// Words that negate the word after them ("not declared", "never used").
+const NEGATIONS: &[&str] = &["not", "never"];
+/// Words passed over between a negation and the word it negates ("not yet used").
+const NEGATION_FILLERS: &[&str] = &["be", "been", "being", "yet", "ever", "even", "actually"];
+
+/// The words, normalized as the query's, that the query negates ("imports that are not
+/// declared", "dependencies never used"): an output names what they say with one word,
+/// `undeclared`, `unused`.
+pub(super) fn negated_words(text: &str) -> Vec<String> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut negated = Vec::new();
+    let mut buf = String::new();
+    for (i, token) in tokens.iter().enumerate() {
+        if !NEGATIONS.contains(&bare(token).as_str()) || token.ends_with(CLAUSE_ENDS) {
+            continue;
+        }
+        let next = tokens[i + 1..]
+            .iter()
+            .find(|t| !NEGATION_FILLERS.contains(&bare(t).as_str()));
+        if let Some(next) = next.filter(|t| {
+            t.bytes()
+                .all(|b| b.is_ascii_alphabetic() || b".,;:?!".contains(&b))
+        }) {
+            for_each_word(next, &mut buf, |w| negated.push(w.to_owned()));
+        }
+    }
+    negated
+}
+
 /// Where a clause that ends with a comma at `end` ends when it is a list's first item: at the
 /// list's last item, after its "or" or "and" ("the MIT, ISC, Apache-2.0 or BSD licenses").
 /// Every item is a few words; otherwise the comma ends the clause.

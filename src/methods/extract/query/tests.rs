@@ -83,6 +83,29 @@ fn a_word_matches_the_short_form_identifiers_write_it_in() {
 }
 
 #[test]
+fn a_negated_word_is_also_the_one_word_an_output_writes_for_it() {
+    let q = query(
+        "Which imported packages are not declared as dependencies, and which declared \
+         dependencies are never imported?",
+    );
+    // `undeclared_deps`: a word of its own, not the word it negates, and the short form.
+    let undeclared = q.word_index("undeclar").expect("the negated form");
+    assert_ne!(Some(undeclared), q.word_index("declar"));
+    assert_eq!(q.word_index("dep"), q.word_index("dependency"));
+    assert!(q.word_index("dep").is_some());
+    // `unused_deps`: what a dependency checker calls an import never made.
+    assert_eq!(q.word_index("unus"), q.word_index("unimport"));
+    assert!(q.word_index("unus").is_some());
+    // A negation ends at its clause, and is of a word.
+    assert!(
+        query("which tests are not, in the end, flaky?")
+            .word_index("unend")
+            .is_none()
+    );
+    assert!(query("not 1.2.3").word_index("un1").is_none());
+}
+
+#[test]
 fn decimal_numbers_are_exact_not_word_fragments() {
     let q = query("Which other pause exceeded 0.25 s, and what changed in 1.2.3?");
     assert!(q.exact.iter().any(|e| e == "0.25"));
