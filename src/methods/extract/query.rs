@@ -7,16 +7,18 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Hints;
 use super::terms::{for_each_word, is_stopword};
+use bounds::{bounds, without_threshold_numbers};
 use columns::{names_one_of, words_named};
 use phrases::{
-    absent_words, asks_about_the_end, bounds, ends_asked, negated_words, ranked_words,
-    without_exclusions, without_self_description, without_threshold_numbers,
+    absent_words, asks_about_the_end, ends_asked, negated_words, ranked_words, without_exclusions,
+    without_self_description,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
     is_identifier_like, quoted_strings, status_class,
 };
 
+mod bounds;
 mod columns;
 mod phrases;
 mod tokens;

@@ -1,0 +1,202 @@
+//! The bounds a question sets on a number ("above 7,000 feet", "300 or more home runs", "at
+//! most 5"): the threshold, which side of it passes, and the words that name what it bounds.
+
+use std::borrow::Cow;
+
+use super::super::doc::parse_quantity;
+use super::super::terms::{for_each_word, is_stopword};
+use super::Bound;
+use super::phrases::{CLAUSE_ENDS, bare};
+
+/// How many words before a bound name what it bounds: "(graduation rate or PhD share above
+/// 100)".
+const BOUND_WORDS_BEFORE: usize = 5;
+/// How many words after one that comes after its number do: "300 or more career home runs".
+const BOUND_WORDS_AFTER: usize = 4;
+
+/// The bounds `text` sets on a number: a threshold word ("above", "over", "under", "more
+/// than", "less than") followed by a number, with the words before it in its clause, which
+/// name what it bounds; or a number followed by "or more" ("or less"), or after "at least"
+/// ("at most"), with the words after it ("at least 300 home runs"), or before it when none
+/// follow ("a score of at least 90.").
+pub(super) fn bounds(text: &str) -> Vec<Bound> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut buf = String::new();
+    thresholds(&tokens)
+        .filter_map(|t| {
+            let mut named = words_after(&tokens, t.words_after);
+            let named_after = !named.is_empty();
+            if !named_after {
+                let mut from = t.at;
+                while from > 0
+                    && t.at - from < BOUND_WORDS_BEFORE
+                    && !tokens[from - 1].ends_with(CLAUSE_ENDS)
+                {
+                    from -= 1;
+                }
+                named = &tokens[from..t.at];
+            }
+            let mut words = std::collections::HashSet::default();
+            for token in named {
+                for_each_word(token, &mut buf, |w| {
+                    words.insert(w.to_owned());
+                });
+            }
+            // The word next to the threshold, past its stopwords: "altitude" of "every
+            // airport whose altitude is above 7,000".
+            let mut nearest = std::collections::HashSet::default();
+            let toward_threshold = |k: usize| if named_after { k } else { named.len() - 1 - k };
+            for k in 0..named.len() {
+                for_each_word(named[toward_threshold(k)], &mut buf, |w| {
+                    if !is_stopword(w) {
+                        nearest.insert(w.to_owned());
+                    }
+                });
+                if !nearest.is_empty() {
+                    break;
+                }
+            }
+            (!words.is_empty()).then_some(Bound {
+                words,
+                nearest,
+                value: t.value,
+                above: t.above,
+                inclusive: t.inclusive,
+            })
+        })
+        .collect()
+}
+
+/// The words of `tokens` from `from` that name what a bound before them bounds: up to the end
+/// of the clause or the next "and"/"or", at most [`BOUND_WORDS_AFTER`]; none if `from` is
+/// `None`, or the number ended its clause.
+fn words_after<'t>(tokens: &'t [&'t str], from: Option<usize>) -> &'t [&'t str] {
+    let Some(from) = from.filter(|&f| f <= tokens.len()) else {
+        return &[];
+    };
+    if from > 0 && tokens[from - 1].ends_with(CLAUSE_ENDS) {
+        return &[];
+    }
+    let mut to = from;
+    while to < tokens.len() && to - from < BOUND_WORDS_AFTER {
+        if matches!(bare(tokens[to]).as_str(), "and" | "or") {
+            break;
+        }
+        to += 1;
+        if tokens[to - 1].ends_with(CLAUSE_ENDS) {
+            break;
+        }
+    }
+    &tokens[from..to]
+}
+
+/// `text` without the whole numbers of its thresholds: the 72 of "scored below 72 points" is
+/// a bound on a column, not a word to find (a chain of 72 locations is not asked about). A
+/// number with a point stays: "Python below 3.14" is also a version the output writes.
+pub(super) fn without_threshold_numbers(text: &str) -> Cow<'_, str> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let whole = |t: &str| {
+        without_thousands_separators(t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    };
+    let numbers: Vec<usize> = thresholds(&tokens)
+        .map(|t| t.number_at)
+        .filter(|&i| whole(tokens[i]))
+        .collect();
+    if numbers.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = (tokens.iter().enumerate())
+        .filter(|(i, _)| !numbers.contains(i))
+        .map(|(_, t)| *t)
+        .collect();
+    Cow::Owned(kept.join(" "))
+}
+
+/// `number` without the commas that group its thousands ("7,000 feet", "1,250,000"), as
+/// English writes a large bound; any other comma is left, and the number is then no number.
+fn without_thousands_separators(number: &str) -> Cow<'_, str> {
+    let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
+    let mut groups = whole.split(',');
+    let first = groups.next().unwrap_or_default();
+    let grouped = whole.contains(',')
+        && (1..=3).contains(&first.len())
+        && first.bytes().all(|b| b.is_ascii_digit())
+        && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
+    if grouped {
+        Cow::Owned(format!("{}{fraction}", whole.replace(',', "")))
+    } else {
+        Cow::Borrowed(number)
+    }
+}
+
+/// A threshold of a query: the token of its word, the token of its number, that number, and
+/// whether values above it pass.
+struct Threshold {
+    /// Where the threshold's words begin ("above", "more", "at", or the number of "300 or
+    /// more").
+    at: usize,
+    number_at: usize,
+    value: f64,
+    above: bool,
+    /// Whether the bound itself passes ("at least", "or more").
+    inclusive: bool,
+    /// Where the words naming what it bounds begin, when they follow it.
+    words_after: Option<usize>,
+}
+
+/// Words after a number and "or" that make it a bound the number itself passes: "300 or
+/// more", "5 or fewer".
+const OR_ABOVE: &[&str] = &[
+    "more", "greater", "higher", "larger", "longer", "above", "over",
+];
+const OR_BELOW: &[&str] = &[
+    "less", "fewer", "lower", "smaller", "shorter", "below", "under",
+];
+
+/// The thresholds among `tokens`: a threshold word followed by a number, "at least" or "at
+/// most" followed by one, or a number followed by "or more" ("or less").
+fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
+    let number = |at: usize| {
+        tokens
+            .get(at)
+            .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+            .and_then(|t| parse_quantity(&without_thousands_separators(t)))
+    };
+    (0..tokens.len()).filter_map(move |i| {
+        let word = bare(tokens[i]);
+        let next = |k: usize| tokens.get(i + k).map(|t| bare(t)).unwrap_or_default();
+        let than = next(1) == "than";
+        let (above, number_at, inclusive, words_after) = match word.as_str() {
+            "above" | "over" | "exceeds" | "exceeding" | "exceed" => (true, i + 1, false, None),
+            "more" | "greater" | "higher" | "larger" | "longer" | "slower" if than => {
+                (true, i + 2, false, None)
+            }
+            "below" | "under" => (false, i + 1, false, None),
+            "less" | "fewer" | "lower" | "smaller" | "shorter" | "faster" if than => {
+                (false, i + 2, false, None)
+            }
+            "at" if matches!(next(1).as_str(), "least" | "most") => {
+                (next(1) == "least", i + 2, true, Some(i + 3))
+            }
+            _ if next(1) == "or" && OR_ABOVE.contains(&next(2).as_str()) => {
+                (true, i, true, Some(i + 3))
+            }
+            _ if next(1) == "or" && OR_BELOW.contains(&next(2).as_str()) => {
+                (false, i, true, Some(i + 3))
+            }
+            _ => return None,
+        };
+        let value = number(number_at)?;
+        Some(Threshold {
+            at: i,
+            number_at,
+            value,
+            above,
+            inclusive,
+            words_after,
+        })
+    })
+}
