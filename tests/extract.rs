@@ -270,7 +270,7 @@ fn a_deep_tree_says_each_path_once_and_its_context_briefly() {
     assert!(
         out.text.lines().any(|l| {
             l.trim_start()
-                .starts_with(".hash: {\"kind\":\"function\",\"name\":\"hash\"")
+                .starts_with(".hash: {\"kind\": \"function\",\"name\": \"hash\"")
                 && l.ends_with(",…}")
         }),
         "{}",
