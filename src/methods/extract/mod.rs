@@ -109,7 +109,7 @@ pub fn extract(text: &str, hints: &Hints<'_>, budget: usize, counter: &TokenCoun
 /// let out = extract_with_stats(&text, &Hints::new(), 300, &TokenCounter::default());
 /// assert_eq!(out.stats.kind, ContentKind::Json);
 /// assert!(out.stats.tokens <= 300);
-/// assert!(out.text.contains(r#"[117]: {"id":117,"conclusion":"failure"}"#));
+/// assert!(out.text.contains(r#"[117]: {"id": 117,"conclusion": "failure"}"#));
 /// ```
 pub fn extract_with_stats(
     text: &str,
