@@ -218,10 +218,13 @@ impl<'q> Builder<'q> {
     /// `text` with the original's separators around the members whose key the query names
     /// (or a word of it), which are what an answer quotes with its key.
     fn respaced<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        self.spacing.apply(text, &|key| {
-            self.query
-                .is_some_and(|q| names_key(q, key) || project::key_words_named(key, q).1 > 0)
-        })
+        self.spacing.apply(text, &|key| self.asks_key(key))
+    }
+
+    /// Whether the query asks for the members of key `key`: names it, or a word of it.
+    fn asks_key(&self, key: &str) -> bool {
+        self.query
+            .is_some_and(|q| names_key(q, key) || project::key_words_named(key, q).1 > 0)
     }
 
     /// Appends `text` as one unit.

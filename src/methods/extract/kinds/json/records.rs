@@ -148,13 +148,10 @@ impl Builder<'_> {
 
     /// Whether the query asks for a scalar member of `item` by its key (or a word of it).
     fn asks_a_member_of(&self, item: &Value) -> bool {
-        let (Some(query), Some(members)) = (self.query, item.as_object()) else {
-            return false;
-        };
-        members.iter().any(|(key, value)| {
-            !value.is_object()
-                && !value.is_array()
-                && (names_key(query, key) || project::key_words_named(key, query).1 > 0)
+        item.as_object().is_some_and(|members| {
+            members
+                .iter()
+                .any(|(key, value)| !value.is_object() && !value.is_array() && self.asks_key(key))
         })
     }
 
