@@ -159,11 +159,18 @@ const OR_BELOW: &[&str] = &[
 /// most" followed by one, or a number followed by "or more" ("or less").
 fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
     let number = |at: usize| {
-        tokens
-            .get(at)
-            .map(|t| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
-            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-            .and_then(|t| parse_quantity(&without_thousands_separators(t)))
+        let token = tokens.get(at)?;
+        // A sign written on the number ("profits below -10", "under −5") is kept: a loss
+        // or a frost is the other side of zero.
+        let signed = token
+            .trim_start_matches(|c: char| "([\"'".contains(c))
+            .starts_with(['-', '−']);
+        let magnitude = token.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if !magnitude.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let value = parse_quantity(&without_thousands_separators(magnitude))?;
+        Some(if signed { -value } else { value })
     };
     (0..tokens.len()).filter_map(move |i| {
         let word = bare(tokens[i]);

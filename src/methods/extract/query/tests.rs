@@ -425,3 +425,17 @@ fn a_threshold_written_with_thousands_separators_is_one_number() {
     // A list of numbers is not one.
     assert!(query("altitude above 7,00 feet").bounds.is_empty());
 }
+
+#[test]
+fn a_negative_threshold_keeps_its_sign() {
+    let q = query("Which companies lost more than 10 billion dollars (profits below -10)?");
+    let bound = q.bound_on("profits").expect("a bound on the profits");
+    assert_eq!(bound.value, -10.0);
+    assert!(!bound.above);
+    assert_eq!(
+        query("a temperature under −5.5 degrees").bounds[0].value,
+        -5.5
+    );
+    // A dash between words is no sign: "5 - 10" bounds nothing as -10.
+    assert_eq!(query("scores above 5 - 10").bounds[0].value, 5.0);
+}
