@@ -83,6 +83,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
         dumps::raise_key_values(doc, &mut query_scores);
+        dumps::raise_rows_of_named_tables(doc, &mut query_scores);
         reports::raise_failure_assertions(doc, &mut query_scores);
         reports::raise_tap_failures(doc, &mut query_scores);
         reports::raise_first_frames(doc, &mut query_scores);

@@ -24,6 +24,11 @@ const MIN_HEX_BYTES: usize = 8;
 const FIRST_ROW_WEIGHT: f32 = 3.0;
 /// A header line of a table has at least this many column names.
 const MIN_HEADER_NAMES: usize = 3;
+/// The share of a table header's query match that a row the query also reaches gains.
+const NAMED_TABLE_ROW_SHARE: f32 = 1.0;
+/// How many lines in a row that are no rows of the table (a scanner's script output under a
+/// port) it reads past before the table has ended.
+const MAX_LINES_BETWEEN_ROWS: usize = 40;
 
 /// The first lines under a `Key:` line without a value (`Serial Number:` over the serial) are
 /// that key's value: they gain most of the key's query match, since their own text (a run of
@@ -97,6 +102,77 @@ pub(super) fn raise_first_rows(doc: &Doc<'_>, scores: &mut [f32]) {
             *s += FIRST_ROW_WEIGHT;
         }
     }
+}
+
+/// A table inside command output whose header the query names (`PORT  STATE  SERVICE` of
+/// "which ports came back open, what service…") holds the answer in the rows the query also
+/// reaches by a value (`open`): each such row gains the header's match, so it
+/// outranks the lines around the table that name the same value in passing (`Discovered open
+/// port …`). Rows the query does not reach stay as they are: a table of a hundred closed ports
+/// is not all the answer.
+pub(super) fn raise_rows_of_named_tables(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    let own = query_scores.to_vec();
+    for (h, &header_score) in own.iter().enumerate() {
+        if header_score <= 0.0 || !is_header_line(doc.text(h)) {
+            continue;
+        }
+        let header = doc.text(h);
+        let mut between = 0;
+        for u in h + 1..doc.units.len() {
+            let line = doc.text(u);
+            if line.trim().is_empty() || is_header_line(line) {
+                break;
+            }
+            if !is_aligned_row(header, line) {
+                between += 1;
+                if between > MAX_LINES_BETWEEN_ROWS {
+                    break;
+                }
+                continue;
+            }
+            between = 0;
+            if own[u] > 0.0 {
+                query_scores[u] += NAMED_TABLE_ROW_SHARE * header_score;
+            }
+        }
+    }
+}
+
+/// Whether `row` lines up under `header`'s columns: each column the row reaches starts a
+/// field of the row where its name starts (left-aligned) or ends one where its name ends
+/// (right-aligned numbers), and the row reaches past its first two columns.
+fn is_aligned_row(header: &str, row: &str) -> bool {
+    let (h, r) = (header.as_bytes(), row.as_bytes());
+    let spans = column_spans(h);
+    if spans.len() < MIN_HEADER_NAMES || r.len() <= spans[1].0 || r[0] == b' ' && h[0] != b' ' {
+        return false;
+    }
+    let blank = |i: usize| r.get(i).is_none_or(|b| *b == b' ');
+    spans.iter().skip(1).all(|&(start, end)| {
+        start >= r.len()
+            || (blank(start - 1) && !blank(start))
+            || (end <= r.len() && !blank(end - 1) && blank(end))
+    })
+}
+
+/// The byte spans of the names of a header line.
+fn column_spans(header: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, b) in header.iter().enumerate() {
+        match (b.is_ascii_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                spans.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, header.len()));
+    }
+    spans
 }
 
 /// Whether `line` reads as a table's header: at least three names without digits, some of
@@ -215,6 +291,39 @@ mod tests {
         ));
         assert!(!is_field_line(
             "error[E0599]: no method named `as_dyn_error`"
+        ));
+    }
+
+    #[test]
+    fn the_rows_a_query_reaches_in_a_table_it_names_gain_the_header_s_match() {
+        // The shape of `nmap -sV -d`: debug lines naming open ports in passing, then the port
+        // table, with script output under some rows.
+        let mut text = String::from("Starting Nmap 7.93 ( https://nmap.org )\n");
+        text.push_str("Discovered open port 7021/tcp on 127.0.0.1\n");
+        text.push_str("Discovered open port 6697/tcp on 127.0.0.1\n");
+        text.push_str("PORT     STATE  SERVICE         REASON         VERSION\n");
+        for p in 2000..2010 {
+            text.push_str(&format!("{p}/tcp closed unknown         reset ttl 64\n"));
+        }
+        text.push_str("6697/tcp open   ircs-u?         syn-ack ttl 64\n");
+        text.push_str("| fingerprint-strings: \n|_    ERR unknown symbol\n");
+        text.push_str("7021/tcp open   dpserveadmin?   syn-ack ttl 64\n");
+        let s = scored(
+            &text,
+            "which ports came back open, and what service did nmap assign?",
+        );
+        for row in [14, 17] {
+            assert!(s[row] > s[1] && s[row] > s[2], "{s:?}");
+        }
+        // A closed port the query does not reach gains nothing.
+        assert!(s[4] < s[1], "{s:?}");
+        assert!(is_aligned_row(
+            "PORT     STATE  SERVICE         REASON         VERSION",
+            "8030/tcp open   http            syn-ack ttl 64 Golang net/http server"
+        ));
+        assert!(!is_aligned_row(
+            "PORT     STATE  SERVICE         REASON         VERSION",
+            "| fingerprint-strings: "
         ));
     }
 }
