@@ -307,14 +307,17 @@ fn tokens(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// An unindented `name:` line that heads what follows: a directory in `ls -lR`, a section
-/// of a report. Sentences ending in a colon have spaces; these do not, or are short.
+/// of a report, a thread of a debugger's backtraces (`Thread 5 (Thread 0x7f… (LWP 25204) "relay"):`).
+/// Sentences ending in a colon have spaces; these do not, or are short.
 fn is_heading(line: &str) -> bool {
+    /// A heading with spaces has at most this many words.
+    const MAX_HEADING_WORDS: usize = 8;
     let Some(name) = line.strip_suffix(':') else {
         return false;
     };
     !line.starts_with(char::is_whitespace)
         && !name.is_empty()
-        && (!name.contains(' ') || name.split_whitespace().count() <= 3)
+        && (!name.contains(' ') || name.split_whitespace().count() <= MAX_HEADING_WORDS)
 }
 
 /// Whether `line` is a rule under a title (`────`, `====`): one unbroken run of a rule's

@@ -147,6 +147,26 @@ fn directory_lines_of_a_recursive_listing_head_their_entries() {
 }
 
 #[test]
+fn each_thread_of_a_debugger_s_backtraces_heads_its_frames() {
+    // `thread apply all bt full` of gdb: a frame waiting on a lock is known by its thread.
+    let text = "Thread 5 (Thread 0x7ffff65c56c0 (LWP 25204) \"relay\"):\n\
+                #0  futex_wait (futex_word=0x5555555580e0 <statlock>) at futex-internal.h:146\n\
+                \x20       __ret = -512\n\
+                #1  0x00007ffff7e58482 in lll_mutex_lock_optimized () at pthread_mutex_lock.c:48\n";
+    let doc = build(text, Style::Text);
+    for frame in [1, 3] {
+        assert_eq!(
+            doc.units[frame].parent.get().map(|p| doc.text(p)),
+            Some("Thread 5 (Thread 0x7ffff65c56c0 (LWP 25204) \"relay\"):")
+        );
+    }
+    // A long sentence ending in a colon is no heading.
+    assert!(!is_heading(
+        "The following NEW packages will be installed and then configured for you now:"
+    ));
+}
+
+#[test]
 fn a_gcc_diagnostic_keeps_the_function_it_is_in() {
     let text = "r/_regex.c: In function ‘retry_fuzzy_match_item’:\n\
                 r/_regex.c:120:20: warning: comparison is always false [-Wtype-limits]\n\
