@@ -9,6 +9,11 @@
 //! it (`"latest": "10.15.0"`), and a line is what an answer quotes: every colon keeps its
 //! space. Its commas stay compact, but around the members the query asks for and within a
 //! record it asks about, as each space costs a token.
+//!
+//! The same goes for the escapes a text writes in its strings where JSON allows the plain
+//! character: PHP's `json_encode` and Tarantool's log write `.\/src\/box`, Python's
+//! `json.dumps` writes `\u00e9`. A path quoted from such a text is found only in a rendering
+//! that escapes the same way.
 
 use std::borrow::Cow;
 
@@ -27,6 +32,10 @@ pub(crate) struct Spacing {
     /// Whether a pretty-printed text keeps a list of scalars on one line, `["a", "b"]`, as
     /// Prettier and many hand-kept schemas do.
     inline_scalar_lists: bool,
+    /// Whether the text's strings write a slash as `\/`.
+    escaped_slashes: bool,
+    /// Whether the text's strings write every character past ASCII as a `\u` escape.
+    ascii_only: bool,
 }
 
 impl Spacing {
@@ -73,11 +82,14 @@ impl Spacing {
         // asked values would gain spaces its lines do not have.
         let colon = colon[1] > colon[0];
         let pretty = colon && broken * 2 > comma[0] + comma[1];
+        let escapes = Escapes::of(bytes);
         Spacing {
             colon,
             comma: comma[1] > comma[0],
             pretty,
             inline_scalar_lists: pretty && scalar_lists[1] > scalar_lists[0],
+            escaped_slashes: escapes.slashes[1] > escapes.slashes[0],
+            ascii_only: escapes.past_ascii[1] > 0 && escapes.past_ascii[0] == 0,
         }
     }
 
@@ -93,7 +105,8 @@ impl Spacing {
     /// pretty-printed text's every colon, as each of its members is a line. Separators inside
     /// strings, a label's `path: ` and a `…+3` mark are left as they are.
     pub(crate) fn apply<'t>(&self, text: &'t str, asked: &dyn Fn(&str) -> bool) -> Cow<'t, str> {
-        if !self.colon && !self.comma && !self.pretty {
+        let escapes = self.escaped_slashes || self.ascii_only;
+        if !self.colon && !self.comma && !self.pretty && !escapes {
             return Cow::Borrowed(text);
         }
         let bytes = text.as_bytes();
@@ -114,6 +127,7 @@ impl Spacing {
         let mut spaced_open: Vec<bool> = Vec::new();
         for (i, &b) in bytes.iter().enumerate() {
             if let Some(start) = string_start {
+                let mut escape = None;
                 match b {
                     _ if escaped => escaped = false,
                     b'\\' => escaped = true,
@@ -123,7 +137,23 @@ impl Spacing {
                             member_asked = asked(&text[start + 1..i]);
                         }
                     }
+                    b'/' if self.escaped_slashes => escape = Some(Cow::Borrowed("\\/")),
+                    // The lead byte of a character past ASCII; a mark's `…` is no character
+                    // of the text.
+                    0xC0.. if self.ascii_only => {
+                        escape = text[i..]
+                            .chars()
+                            .next()
+                            .filter(|&c| c != '…')
+                            .map(|c| Cow::Owned(unicode_escapes(c)));
+                    }
                     _ => {}
+                }
+                if let Some(escape) = escape {
+                    let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                    out.push_str(&text[copied..i]);
+                    out.push_str(&escape);
+                    copied = i + text[i..].chars().next().map_or(1, char::len_utf8);
                 }
                 continue;
             }
@@ -230,6 +260,52 @@ pub(crate) fn with_members_spaced(text: &str) -> String {
     out
 }
 
+/// How the strings of a JSON text write the characters JSON lets them escape or not: per
+/// kind, `[plain, escaped]` counts.
+#[derive(Default)]
+struct Escapes {
+    /// `/` and `\/`.
+    slashes: [usize; 2],
+    /// Characters past ASCII as UTF-8, and as `\u` escapes of code points past ASCII.
+    past_ascii: [usize; 2],
+}
+
+impl Escapes {
+    fn of(bytes: &[u8]) -> Escapes {
+        let mut escapes = Escapes::default();
+        let mut strings = Strings::default();
+        for (i, &b) in bytes.iter().enumerate() {
+            let escaped_before = strings.escaped;
+            if !strings.holds(b) {
+                continue;
+            }
+            match b {
+                b'/' => escapes.slashes[usize::from(escaped_before)] += 1,
+                b'u' if escaped_before => {
+                    let code = bytes.get(i + 1..i + 5).and_then(|hex| {
+                        u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+                    });
+                    if code.is_some_and(|c| c >= 0x80) {
+                        escapes.past_ascii[1] += 1;
+                    }
+                }
+                0xC0.. => escapes.past_ascii[0] += 1,
+                _ => {}
+            }
+        }
+        escapes
+    }
+}
+
+/// `c` as JSON's `\u` escapes: one, or a surrogate pair past the basic plane.
+fn unicode_escapes(c: char) -> String {
+    let mut units = [0u16; 2];
+    c.encode_utf16(&mut units)
+        .iter()
+        .map(|u| format!("\\u{u:04x}"))
+        .collect()
+}
+
 /// The key at the head of `rest` (`"name":…`), if it starts with one.
 fn next_key(rest: &str) -> Option<&str> {
     let body = rest.strip_prefix('"')?;
@@ -325,6 +401,8 @@ mod tests {
                 comma: false,
                 pretty: true,
                 inline_scalar_lists: false,
+                escaped_slashes: false,
+                ascii_only: false,
             }
         );
         assert_eq!(
@@ -396,6 +474,30 @@ mod tests {
                 r#"[3]: {"a":1,"b":"x,y: z","c":[1,2],"d":{"e":2},"f":[…4 items]}"#
             ),
             r#"[3]: {"a": 1, "b": "x,y: z", "c": [1,2], "d": {"e":2}, "f": […4 items]}"#
+        );
+    }
+
+    #[test]
+    fn a_text_that_escapes_its_slashes_or_its_characters_past_ascii_is_rendered_so() {
+        // Tarantool's JSON log escapes every slash.
+        let log = r#"{"level":"DEBUG","message":"ClientError at .\/src\/box\/user.cc:539","file":".\/src\/box\/user.cc"}"#;
+        let compact =
+            r#"{"level":"DEBUG","message":"ClientError at ./src/box/user.cc:539","file":"…"}"#;
+        assert_eq!(
+            respaced(log, compact, &[]),
+            r#"{"level":"DEBUG","message":"ClientError at .\/src\/box\/user.cc:539","file":"…"}"#
+        );
+        // Python's `json.dumps` escapes what is past ASCII; a mark's `…` stays as it is.
+        let python = r#"{"city": "Z\u00fcrich", "note": "caf\u00e9 \ud83d\ude00"}"#;
+        assert_eq!(
+            respaced(python, r#"{"city":"Zürich 😀","note":"caf…"}"#, &[]),
+            r#"{"city":"Z\u00fcrich \ud83d\ude00","note":"caf…"}"#
+        );
+        // A text that writes them plainly, or mixes both, is rendered plainly.
+        let plain = r#"{"path": "./src/a.c", "city": "Zürich", "x": "\/"}"#;
+        assert_eq!(
+            respaced(plain, r#"{"path":"./src/a.c"}"#, &[]),
+            r#"{"path":"./src/a.c"}"#
         );
     }
 }
