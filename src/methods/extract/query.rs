@@ -10,8 +10,8 @@ use super::terms::{for_each_word, is_stopword};
 use bounds::{bounds, without_threshold_numbers};
 use columns::{names_one_of, words_named};
 use phrases::{
-    absent_words, asks_about_the_end, ends_asked, negated_words, ranked_words, without_exclusions,
-    without_self_description,
+    absent_words, asks_about_the_end, compound_words, ends_asked, negated_words, ranked_words,
+    without_exclusions, without_self_description,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
@@ -30,6 +30,9 @@ pub(crate) struct Query {
     pub(crate) words: HashMap<String, usize, WordHash>,
     /// Lowercased strings matched as substrings of a unit.
     pub(crate) exact: Vec<String>,
+    /// Pairs of neighbouring query words run together, each with the first (stemmed): "shut
+    /// down" of `Shutdown` (see [`compound_words`]).
+    compounds: Vec<(String, String)>,
     /// The words and the shorter forms of long ones (`japan` for "Japanese", `europ` for
     /// "European"), each with the index of its word: a name and its adjective share a root the
     /// stemmer does not find. One map, so a text word costs one lookup.
@@ -238,6 +241,7 @@ impl Query {
                     query.words.entry(format!("un{word}")).or_insert(next);
                 }
             }
+            query.compounds = compound_words(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -397,6 +401,13 @@ impl Query {
                 for w in stems {
                     self.index.entry(w).or_insert(i);
                 }
+            }
+        }
+        // Two words an output runs together ("shut down" of `Shutdown`) count as the first:
+        // not as a word of their own, whose rarity would outweigh the query's words.
+        for (first, compound) in &self.compounds {
+            if let Some(&i) = self.words.get(first) {
+                self.index.entry(compound.clone()).or_insert(i);
             }
         }
         // A name's initials count as its last word: `NC` of `CC-BY-NC-4.0` is "non-commercial".

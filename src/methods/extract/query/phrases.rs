@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::super::terms::{for_each_word, is_stopword};
+use super::super::terms::{for_each_word, is_stopword, stem};
 use super::{Ends, Ranked, WordHash};
 
 /// Words that ask for the largest values of a column.
@@ -161,6 +161,43 @@ pub(super) fn negated_words(text: &str) -> Vec<String> {
         }
     }
     negated
+}
+
+/// Words an output may write as one that the query writes as two: "shut down" is
+/// `Shutdown`, "time out" `timeout`, "host name" `hostname`. Each pair of neighbours in a
+/// clause, letters only, the first no stopword and the second none either or a particle:
+/// the first stemmed, and the two run together and stemmed.
+pub(super) fn compound_words(text: &str) -> Vec<(String, String)> {
+    /// The first word of a compound has at least this many letters.
+    const MIN_FIRST: usize = 3;
+    /// The stopwords that end compounds (`shutdown`, `setup`, `timeout`, `login`).
+    const PARTICLES: &[&str] = &["down", "up", "out", "in", "on", "off", "over"];
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let letters = |t: &str| {
+        let word = bare(t);
+        (!word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic())).then_some(word)
+    };
+    let mut compounds = Vec::new();
+    for pair in tokens.windows(2) {
+        if pair[0].ends_with(CLAUSE_ENDS) {
+            continue;
+        }
+        let (Some(first), Some(second)) = (letters(pair[0]), letters(pair[1])) else {
+            continue;
+        };
+        if first.len() < MIN_FIRST
+            || is_stopword(&first)
+            || (is_stopword(&second) && !PARTICLES.contains(&second.as_str()))
+        {
+            continue;
+        }
+        let mut compound = first.clone() + &second;
+        stem(&mut compound);
+        let mut first = first;
+        stem(&mut first);
+        compounds.push((first, compound));
+    }
+    compounds
 }
 
 /// Where a clause that ends with a comma at `end` ends when it is a list's first item: at the

@@ -439,3 +439,17 @@ fn a_negative_threshold_keeps_its_sign() {
     // A dash between words is no sign: "5 - 10" bounds nothing as -10.
     assert_eq!(query("scores above 5 - 10").bounds[0].value, 5.0);
 }
+
+#[test]
+fn two_words_an_output_runs_together_count_as_the_first() {
+    let q = query("With what message was ZNC finally shut down, and did its backup time out?");
+    // Each counts as its first word, not as a rarer word of its own.
+    assert_eq!(q.word_index("shutdown"), q.word_index("shut"));
+    assert!(q.word_index("shutdown").is_some());
+    assert_eq!(q.word_index("timeout"), q.word_index("time"));
+    assert!(!q.words.contains_key("shutdown"));
+    // Not across a clause, nor with a stopword.
+    for junk in ["downand", "whatmessag", "messagewa"] {
+        assert!(q.word_index(junk).is_none(), "{junk}");
+    }
+}
