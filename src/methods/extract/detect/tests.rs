@@ -33,6 +33,26 @@ fn a_log_of_delimited_fields_is_a_log_and_a_table_with_a_header_a_table() {
 }
 
 #[test]
+fn a_log_stamped_with_the_seconds_since_start_is_a_log() {
+    // NUT's `upsd -D`: elapsed seconds, a tab, the message; the kernel's `[    4.123456] …`.
+    let (mut nut, mut kernel, mut table) = (String::new(), String::new(), String::new());
+    for i in 0..40 {
+        let at = f64::from(i) * 0.731;
+        nut.push_str(&format!(
+            "{at:>10.6}\t[D2] write: [destfd=6] [len={i}] [OK]\n"
+        ));
+        kernel.push_str(&format!(
+            "[{at:>12.6}] usb 1-{i}: new high-speed USB device\n"
+        ));
+        table.push_str(&format!("{at:.2}\t{}\tok\n", i * 3));
+    }
+    assert_eq!(detect(&nut).0, ContentKind::Log);
+    assert_eq!(detect(&kernel).0, ContentKind::Log);
+    // Numbers with fewer decimals are a table's values.
+    assert_eq!(detect(&table).0, ContentKind::Csv);
+}
+
+#[test]
 fn a_log_whose_tracebacks_outnumber_its_entries_is_a_log() {
     let mut log = String::new();
     for i in 0..20 {

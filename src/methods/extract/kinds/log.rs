@@ -49,6 +49,9 @@ pub(crate) fn is_rule_of_dashes(line: &str) -> bool {
 }
 
 fn has_timestamp(line: &str) -> bool {
+    if has_elapsed_seconds(line) {
+        return true;
+    }
     let head = &line.as_bytes()[..line.len().min(48)];
     let digit = |i: usize| head.get(i).is_some_and(|b| b.is_ascii_digit());
     (0..head.len()).any(|i| {
@@ -60,6 +63,32 @@ fn has_timestamp(line: &str) -> bool {
                 && digit(i + 5) && digit(i + 6) && head.get(i + 7) == Some(&b'-') && digit(i + 8)
                 && digit(i + 9) && matches!(head.get(i + 10), Some(b' ' | b'T')) && digit(i + 11))
     })
+}
+
+/// Whether `line` starts with the seconds since its program started, to the millisecond or
+/// finer, as logs without a clock write them: the kernel's `[    4.123456] …`, NUT's
+/// `   2.017913\t…`. A number with fewer decimals, or one that runs on into a word or a
+/// column separator, is a table's value.
+fn has_elapsed_seconds(line: &str) -> bool {
+    /// Digits of a time to the millisecond at least.
+    const MIN_DECIMALS: usize = 3;
+    /// Digits before the point: up to years of seconds.
+    const MAX_WHOLE: usize = 9;
+    let rest = line.trim_start_matches(' ');
+    let rest = rest
+        .strip_prefix('[')
+        .map_or(rest, |r| r.trim_start_matches(' '));
+    let whole = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(after_point) = rest[whole..].strip_prefix('.') else {
+        return false;
+    };
+    let decimals = after_point.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=MAX_WHOLE).contains(&whole)
+        && decimals >= MIN_DECIMALS
+        && matches!(
+            after_point.as_bytes().get(decimals),
+            Some(b' ' | b'\t' | b']')
+        )
 }
 
 /// The level a log line states, if it states one among its first words.
