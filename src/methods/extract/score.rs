@@ -86,6 +86,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         dumps::raise_rows_of_named_tables(doc, &mut query_scores);
         reports::raise_failure_assertions(doc, &mut query_scores);
         reports::raise_tap_failures(doc, &mut query_scores);
+        reports::raise_numbered_failures(doc, &mut query_scores);
         reports::raise_first_frames(doc, &mut query_scores);
         reports::pair_doctest_results(doc, &mut query_scores);
     }

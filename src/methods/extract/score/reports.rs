@@ -37,6 +37,51 @@ pub(super) fn raise_failure_assertions(doc: &Doc<'_>, query_scores: &mut [f32]) 
     }
 }
 
+/// Jest, Playwright and Mocha number each failure of their report (`  16) tests/misc.spec.js:5:5
+/// › formatPence › formats 123456 ───`) over what failed: the error, then `Expected:` and
+/// `Received:`, then a snippet of the test's source that holds the test's words again. When
+/// the query names the failure, its error and expectation lines gain most of the header's
+/// match, so they outrank the snippet and the other failures' expectations.
+pub(super) fn raise_numbered_failures(doc: &Doc<'_>, query_scores: &mut [f32]) {
+    for u in 0..doc.units.len() {
+        let share = ASSERTION_SHARE * query_scores[u];
+        if share <= 0.0 || !is_numbered_failure(doc.text(u)) {
+            continue;
+        }
+        let end = (u + 1 + MAX_FAILURE_LINES).min(doc.units.len());
+        for (below, score) in query_scores.iter_mut().enumerate().take(end).skip(u + 1) {
+            let line = doc.text(below);
+            if is_numbered_failure(line) {
+                break;
+            }
+            if is_expectation_line(line.trim_start()) {
+                *score = score.max(share);
+            }
+        }
+    }
+}
+
+/// Whether `line` heads a numbered failure: `  3) ` and a test's path or title.
+fn is_numbered_failure(line: &str) -> bool {
+    let t = line.trim_start();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && t[digits..].starts_with(") ") && t.len() > digits + 2
+}
+
+/// Whether `line` (trimmed) says what a failed assertion expected and got, or the error.
+fn is_expectation_line(line: &str) -> bool {
+    [
+        "Expected",
+        "Received",
+        "Error:",
+        "AssertionError",
+        "expected",
+        "actual",
+    ]
+    .iter()
+    .any(|head| line.starts_with(head))
+}
+
 /// TAP (tape, node-tap, prove): a test is a `# name` comment over its numbered assertions, and
 /// a failed one (`not ok 358 should be deeply equivalent`) is told by the indented YAML block
 /// under it (`actual:`, `expected:`, `at: … parse.js:1329:12`). The query names the test,
@@ -267,5 +312,32 @@ mod tests {
         assert!(s[7] > s[13], "{s:?}");
         // A passed assertion ranks below the failed one beside it.
         assert!(s[2] > s[1], "{s:?}");
+    }
+
+    #[test]
+    fn the_expectations_of_a_numbered_failure_the_query_names_outrank_its_snippet() {
+        // Playwright's list reporter: numbered failures, each with a snippet of the test.
+        let text = "  1) tests/fee.spec.js:11:5 › fee › fee 1h30 part hour ────\n\
+                    \x20   Error: expect(received).toBe(expected) // Object.is equality\n\
+                    \x20   Expected: 300\n\
+                    \x20   Received: 250\n\
+                    \x20   > 11 |     test(`fee ${name}`, () => { expect(fee(min)).toBe(want); });\n\
+                    \x20 2) tests/misc.spec.js:5:5 › formatPence › formats 123456 ────\n\
+                    \x20   Error: expect(received).toBe(expected) // Object.is equality\n\
+                    \x20   Expected: \"£1,234.56\"\n\
+                    \x20   Received: \"£1234.56\"\n\
+                    \x20   > 5 |     test(`formats ${p}`, () => { expect(formatPence(p)).toBe(want); });\n";
+        let s = scored(
+            text,
+            "which tests in misc.spec.js failed, and what did formatPence return?",
+        );
+        // Its expected and received values outrank its snippet and the other failure's.
+        assert!(s[7] > s[9] && s[8] > s[9], "{s:?}");
+        assert!(s[8] > s[3], "{s:?}");
+        assert!(is_numbered_failure(
+            "  16) tests/misc.spec.js:5:5 › formatPence"
+        ));
+        assert!(!is_numbered_failure("  16) "));
+        assert!(!is_numbered_failure("(16) tests"));
     }
 }
