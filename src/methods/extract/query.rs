@@ -30,9 +30,6 @@ pub(crate) struct Query {
     pub(crate) words: HashMap<String, usize, WordHash>,
     /// Lowercased strings matched as substrings of a unit.
     pub(crate) exact: Vec<String>,
-    /// Pairs of neighbouring query words run together, each with the first (stemmed): "shut
-    /// down" of `Shutdown` (see [`compound_words`]).
-    compounds: Vec<(String, String)>,
     /// The words and the shorter forms of long ones (`japan` for "Japanese", `europ` for
     /// "European"), each with the index of its word: a name and its adjective share a root the
     /// stemmer does not find. One map, so a text word costs one lookup.
@@ -222,6 +219,7 @@ impl Query {
     /// The query of `hints`, or `None` when neither a query nor usable arguments are given.
     pub(crate) fn from_hints(hints: &Hints<'_>) -> Option<Query> {
         let mut query = Query::default();
+        let mut compounds = Vec::new();
         if let Some(text) = hints.query {
             let text = without_exclusions(text);
             query.add_text(&without_threshold_numbers(&without_self_description(&text)));
@@ -241,7 +239,7 @@ impl Query {
                     query.words.entry(format!("un{word}")).or_insert(next);
                 }
             }
-            query.compounds = compound_words(&text);
+            compounds = compound_words(&text);
         }
         if let Some(arguments) = hints.arguments {
             let mut values = Vec::new();
@@ -251,7 +249,7 @@ impl Query {
                 query.add_words(&value);
             }
         }
-        query.add_prefixes();
+        query.add_prefixes(&compounds);
         (!query.words.is_empty() || !query.exact.is_empty()).then_some(query)
     }
 
@@ -374,7 +372,10 @@ impl Query {
         self.words.contains_key(word) && self.prose.contains(word)
     }
 
-    fn add_prefixes(&mut self) {
+    /// Fills the index: the words, their short forms, synonyms and initials, `compounds`
+    /// (pairs of neighbouring words run together, each with the first, see
+    /// [`compound_words`]) and the first letters of long words.
+    fn add_prefixes(&mut self, compounds: &[(String, String)]) {
         self.index = self.words.clone();
         // The short forms code and configuration write ("minimum response size" is
         // `MIN_LENGTH`, "the directory" `dir`).
@@ -405,7 +406,7 @@ impl Query {
         }
         // Two words an output runs together ("shut down" of `Shutdown`) count as the first:
         // not as a word of their own, whose rarity would outweigh the query's words.
-        for (first, compound) in &self.compounds {
+        for (first, compound) in compounds {
             if let Some(&i) = self.words.get(first) {
                 self.index.entry(compound.clone()).or_insert(i);
             }

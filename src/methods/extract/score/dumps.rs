@@ -116,14 +116,14 @@ pub(super) fn raise_rows_of_named_tables(doc: &Doc<'_>, query_scores: &mut [f32]
         if header_score <= 0.0 || !is_header_line(doc.text(h)) {
             continue;
         }
-        let header = doc.text(h);
+        let columns = Columns::of(doc.text(h));
         let mut between = 0;
         for u in h + 1..doc.units.len() {
             let line = doc.text(u);
             if line.trim().is_empty() || is_header_line(line) {
                 break;
             }
-            if !is_aligned_row(header, line) {
+            if !columns.line_up(line) {
                 between += 1;
                 if between > MAX_LINES_BETWEEN_ROWS {
                     break;
@@ -138,41 +138,54 @@ pub(super) fn raise_rows_of_named_tables(doc: &Doc<'_>, query_scores: &mut [f32]
     }
 }
 
-/// Whether `row` lines up under `header`'s columns: each column the row reaches starts a
-/// field of the row where its name starts (left-aligned) or ends one where its name ends
-/// (right-aligned numbers), and the row reaches past its first two columns.
-fn is_aligned_row(header: &str, row: &str) -> bool {
-    let (h, r) = (header.as_bytes(), row.as_bytes());
-    let spans = column_spans(h);
-    if spans.len() < MIN_HEADER_NAMES || r.len() <= spans[1].0 || r[0] == b' ' && h[0] != b' ' {
-        return false;
-    }
-    let blank = |i: usize| r.get(i).is_none_or(|b| *b == b' ');
-    spans.iter().skip(1).all(|&(start, end)| {
-        start >= r.len()
-            || (blank(start - 1) && !blank(start))
-            || (end <= r.len() && !blank(end - 1) && blank(end))
-    })
+/// The columns of a table's header line: the byte span of each name, and whether the line
+/// is indented.
+struct Columns {
+    spans: Vec<(usize, usize)>,
+    indented: bool,
 }
 
-/// The byte spans of the names of a header line.
-fn column_spans(header: &[u8]) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut start = None;
-    for (i, b) in header.iter().enumerate() {
-        match (b.is_ascii_whitespace(), start) {
-            (false, None) => start = Some(i),
-            (true, Some(s)) => {
-                spans.push((s, i));
-                start = None;
+impl Columns {
+    fn of(header: &str) -> Columns {
+        let mut spans = Vec::new();
+        let mut start = None;
+        for (i, b) in header.bytes().enumerate() {
+            match (b.is_ascii_whitespace(), start) {
+                (false, None) => start = Some(i),
+                (true, Some(s)) => {
+                    spans.push((s, i));
+                    start = None;
+                }
+                _ => {}
             }
-            _ => {}
+        }
+        if let Some(s) = start {
+            spans.push((s, header.len()));
+        }
+        Columns {
+            spans,
+            indented: header.starts_with(' '),
         }
     }
-    if let Some(s) = start {
-        spans.push((s, header.len()));
+
+    /// Whether `row` lines up under these columns: each column the row reaches starts a field
+    /// of the row where its name starts (left-aligned) or ends one where its name ends
+    /// (right-aligned numbers), and the row reaches past its first two columns.
+    fn line_up(&self, row: &str) -> bool {
+        let r = row.as_bytes();
+        if self.spans.len() < MIN_HEADER_NAMES
+            || r.len() <= self.spans[1].0
+            || (r[0] == b' ' && !self.indented)
+        {
+            return false;
+        }
+        let blank = |i: usize| r.get(i).is_none_or(|b| *b == b' ');
+        self.spans.iter().skip(1).all(|&(start, end)| {
+            start >= r.len()
+                || (blank(start - 1) && !blank(start))
+                || (end <= r.len() && !blank(end - 1) && blank(end))
+        })
     }
-    spans
 }
 
 /// Whether `line` reads as a table's header: at least three names without digits, some of
@@ -317,13 +330,11 @@ mod tests {
         }
         // A closed port the query does not reach gains nothing.
         assert!(s[4] < s[1], "{s:?}");
-        assert!(is_aligned_row(
-            "PORT     STATE  SERVICE         REASON         VERSION",
-            "8030/tcp open   http            syn-ack ttl 64 Golang net/http server"
-        ));
-        assert!(!is_aligned_row(
-            "PORT     STATE  SERVICE         REASON         VERSION",
-            "| fingerprint-strings: "
-        ));
+        let columns = Columns::of("PORT     STATE  SERVICE         REASON         VERSION");
+        assert!(
+            columns
+                .line_up("8030/tcp open   http            syn-ack ttl 64 Golang net/http server")
+        );
+        assert!(!columns.line_up("| fingerprint-strings: "));
     }
 }

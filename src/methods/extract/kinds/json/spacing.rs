@@ -49,8 +49,11 @@ impl Spacing {
         let mut scalar_lists = [0usize; 2];
         let mut in_inline_list = false;
         let mut strings = Strings::default();
+        let mut escapes = Escapes::default();
         for (i, &b) in bytes.iter().enumerate() {
+            let escaped = strings.escaped;
             if strings.holds(b) {
+                escapes.count(bytes, i, escaped);
                 continue;
             }
             let spaced = bytes.get(i + 1) == Some(&b' ');
@@ -82,7 +85,6 @@ impl Spacing {
         // asked values would gain spaces its lines do not have.
         let colon = colon[1] > colon[0];
         let pretty = colon && broken * 2 > comma[0] + comma[1];
-        let escapes = Escapes::of(bytes);
         Spacing {
             colon,
             comma: comma[1] > comma[0],
@@ -127,7 +129,8 @@ impl Spacing {
         let mut spaced_open: Vec<bool> = Vec::new();
         for (i, &b) in bytes.iter().enumerate() {
             if let Some(start) = string_start {
-                let mut escape = None;
+                // What replaces the bytes from `i` on, and how many it replaces.
+                let mut escape: Option<(Cow<'_, str>, usize)> = None;
                 match b {
                     _ if escaped => escaped = false,
                     b'\\' => escaped = true,
@@ -137,7 +140,7 @@ impl Spacing {
                             member_asked = asked(&text[start + 1..i]);
                         }
                     }
-                    b'/' if self.escaped_slashes => escape = Some(Cow::Borrowed("\\/")),
+                    b'/' if self.escaped_slashes => escape = Some((Cow::Borrowed("\\/"), 1)),
                     // The lead byte of a character past ASCII; a mark's `…` is no character
                     // of the text.
                     0xC0.. if self.ascii_only => {
@@ -145,15 +148,15 @@ impl Spacing {
                             .chars()
                             .next()
                             .filter(|&c| c != '…')
-                            .map(|c| Cow::Owned(unicode_escapes(c)));
+                            .map(|c| (Cow::Owned(unicode_escapes(c)), c.len_utf8()));
                     }
                     _ => {}
                 }
-                if let Some(escape) = escape {
+                if let Some((escape, replaced)) = escape {
                     let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
                     out.push_str(&text[copied..i]);
                     out.push_str(&escape);
-                    copied = i + text[i..].chars().next().map_or(1, char::len_utf8);
+                    copied = i + replaced;
                 }
                 continue;
             }
@@ -261,7 +264,7 @@ pub(crate) fn with_members_spaced(text: &str) -> String {
 }
 
 /// How the strings of a JSON text write the characters JSON lets them escape or not: per
-/// kind, `[plain, escaped]` counts.
+/// kind, `[plain, escaped]` counts, gathered a byte at a time by [`Spacing::of`].
 #[derive(Default)]
 struct Escapes {
     /// `/` and `\/`.
@@ -271,29 +274,21 @@ struct Escapes {
 }
 
 impl Escapes {
-    fn of(bytes: &[u8]) -> Escapes {
-        let mut escapes = Escapes::default();
-        let mut strings = Strings::default();
-        for (i, &b) in bytes.iter().enumerate() {
-            let escaped_before = strings.escaped;
-            if !strings.holds(b) {
-                continue;
-            }
-            match b {
-                b'/' => escapes.slashes[usize::from(escaped_before)] += 1,
-                b'u' if escaped_before => {
-                    let code = bytes.get(i + 1..i + 5).and_then(|hex| {
-                        u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
-                    });
-                    if code.is_some_and(|c| c >= 0x80) {
-                        escapes.past_ascii[1] += 1;
-                    }
+    /// Counts `bytes[i]`, a byte inside a string; `escaped` when a backslash precedes it.
+    fn count(&mut self, bytes: &[u8], i: usize, escaped: bool) {
+        match bytes[i] {
+            b'/' => self.slashes[usize::from(escaped)] += 1,
+            b'u' if escaped => {
+                let code = bytes
+                    .get(i + 1..i + 5)
+                    .and_then(|hex| u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+                if code.is_some_and(|c| c >= 0x80) {
+                    self.past_ascii[1] += 1;
                 }
-                0xC0.. => escapes.past_ascii[0] += 1,
-                _ => {}
             }
+            0xC0.. => self.past_ascii[0] += 1,
+            _ => {}
         }
-        escapes
     }
 }
 

@@ -1,0 +1,249 @@
+use super::*;
+
+#[test]
+fn recognises_common_log_prefixes() {
+    assert!(starts_entry(
+        "2015-07-29 17:41:44,747 - INFO  [QuorumPeer] - x"
+    ));
+    assert!(starts_entry("081109 203615 148 INFO dfs.DataNode: x"));
+    assert!(starts_entry(
+        "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: x"
+    ));
+    assert!(starts_entry(
+        "[Sun Dec 04 04:47:44 2005] [error] mod_jk child"
+    ));
+    assert!(!starts_entry("    at org.example.Foo.bar(Foo.java:12)"));
+}
+
+#[test]
+fn a_failure_stated_at_a_low_level_gains_as_a_warning() {
+    let text = "[2026-11-28 20:52:04,887] auth:217 :: DEBUG - Authentication failure: \
+                password mismatch for user 'boiler'\n\
+                [2026-11-28 20:52:04,888] auth:220 :: DEBUG - Authentication checked for \
+                user 'boiler'\n\
+                [2026-11-28 20:52:04,889] auth:221 :: ERROR - Authentication backend down\n";
+    let doc = build(text);
+    assert!(doc.units[0].prior > doc.units[1].prior);
+    assert_eq!(doc.units[0].level, Level::Debug);
+    assert!(doc.units[2].prior > doc.units[0].prior);
+}
+
+#[test]
+fn reads_explicit_levels() {
+    assert_eq!(
+        explicit_level("2015-07-29 23:44:28,903 - ERROR [x] - y"),
+        Some(Level::Error)
+    );
+    assert_eq!(
+        explicit_level("[Sun Dec 04 04:47:44 2005] [notice] ok"),
+        Some(Level::Info)
+    );
+    assert_eq!(
+        explicit_level("03-17 16:13:38.811  1702  2395 W Foo: x"),
+        Some(Level::Warn)
+    );
+    // socat: a one-letter level after the process and its pid.
+    assert_eq!(
+        explicit_level("2026/11/28 17:50:46 socat[24048] W exiting on signal 15"),
+        Some(Level::Warn)
+    );
+    assert_eq!(
+        explicit_level("2026/11/28 17:50:31 socat[24075] N inactivity timeout triggered"),
+        Some(Level::Info)
+    );
+    assert_eq!(explicit_level("see socat W for the rest"), None);
+    assert_eq!(
+        explicit_level("Nov 28 10:00:00 host smartd[812]: I/O error on /dev/sda"),
+        None
+    );
+    assert_eq!(
+        explicit_level("[2026-11-28 03:53:06,141: WARNING/MainProcess] No hostname"),
+        Some(Level::Warn)
+    );
+    assert_eq!(explicit_level("an error happened"), None);
+}
+
+#[test]
+fn stack_traces_stay_with_their_entry() {
+    let text = "2020-01-01 00:00:00 ERROR boom\n  at a.b(C.java:1)\n  at d.e(F.java:2)\n2020-01-01 00:00:01 INFO ok\n";
+    let doc = build(text);
+    assert_eq!(doc.units.len(), 2);
+    assert!(doc.text(0).ends_with("F.java:2)"));
+    assert_eq!(doc.units[0].level, Level::Error);
+}
+
+#[test]
+fn a_long_trace_keeps_its_top_with_the_entry_and_its_frames_under_it() {
+    // Sinatra's dumped error: the class and message, then a dozen frames of the framework.
+    let mut text = String::from(
+        "2026-11-28 07:06:42 - KeyError - key not found: \"chai\":\n\t/app/app.rb:21:in `fetch'\n",
+    );
+    for i in 0..10 {
+        text.push_str(&format!("\t/gems/sinatra/base.rb:{i}:in `route_eval'\n"));
+    }
+    text.push_str(
+        "2026-11-28 07:06:43 - NoMethodError - undefined method `sum' for nil:NilClass:\n",
+    );
+    let doc = build(&text);
+    assert_eq!(
+        doc.text(0).lines().count(),
+        FIRST_UNIT_LINES,
+        "{}",
+        doc.text(0)
+    );
+    assert_eq!(doc.units[1].parent.get(), Some(0));
+    assert!(
+        doc.text(doc.units.len() - 1)
+            .starts_with("2026-11-28 07:06:43")
+    );
+    // A Java root cause under the entry is no frame: it stays in the entry's first unit.
+    assert!(!is_frame_line("\tjava.lang.ArithmeticException: / by zero"));
+    assert!(is_frame_line(
+        "\t\tat org.apache.jsp.price_jsp._jspService(price_jsp.java:121)"
+    ));
+}
+
+#[test]
+fn the_exception_a_python_trace_ends_with_is_a_unit_under_its_entry() {
+    let mut text = String::from(
+        "2026-11-28 07:04:48,407 ERROR [app] Exception on /orders [POST]\nTraceback (most recent call last):\n",
+    );
+    for i in 0..8 {
+        text.push_str(&format!("  File \"/venv/flask/app.py\", line {i}, in dispatch\n    rv = self.dispatch_request()\n"));
+    }
+    text.push_str("sqlite3.OperationalError: database is locked\n");
+    text.push_str("2026-11-28 07:04:48,409 INFO [werkzeug] \"POST /orders HTTP/1.1\" 500 -\n");
+    let doc = build(&text);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|u| doc.text(u)).collect();
+    let raised = texts
+        .iter()
+        .position(|t| t.starts_with("sqlite3.OperationalError"))
+        .expect("the exception starts a unit");
+    assert_eq!(doc.units[raised].level, Level::Error, "{texts:?}");
+    assert_eq!(doc.units[raised].parent.get(), Some(0), "{texts:?}");
+    assert!(is_raised_exception("KeyError: 'item_id'"));
+    assert!(!is_raised_exception("    raise KeyError(key)"));
+    assert!(!is_raised_exception("The TypeError: was expected"));
+}
+
+#[test]
+fn a_short_trace_s_exception_is_part_of_its_entry_s_kind() {
+    // The same line logs every exception a remote call raised; what was raised sets the
+    // entries apart, and the same exception of another meter is a repeat.
+    let mut text = String::new();
+    for (i, raised) in [
+        "PermissionError: meter MTR-0113 is flagged tampered",
+        "PermissionError: meter MTR-0114 is flagged tampered",
+        "KeyError: 'MTR-9999'",
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!(
+            "2026-11-29 09:40:4{i},021 DEBUG [worker] rpyc: Exception caught\n\
+             Traceback (most recent call last):\n  File \"/srv/server.py\", line 38, in read\n\
+             \x20   m = METERS[meter_id]\n{raised}\n"
+        ));
+    }
+    let doc = build(&text);
+    assert_eq!(doc.units.len(), 3, "one unit per entry");
+    assert_eq!(doc.units[0].template, doc.units[1].template);
+    assert_ne!(doc.units[0].template, doc.units[2].template);
+}
+
+#[test]
+fn an_error_keeps_the_entry_of_its_process_just_before_it() {
+    let text = "Nov 27 20:57:11 gw in.tftpd[21819]: RRQ from 127.0.0.1 filename initrd.img\n\
+Nov 27 20:57:11 gw in.tftpd[21825]: RRQ from 127.0.0.1 filename firmware/core.bin\n\
+Nov 27 20:57:11 gw in.tftpd[21825]: sending NAK (0, Permission denied) to 127.0.0.1\n\
+Nov 27 20:57:12 gw in.tftpd[21830]: RRQ from 127.0.0.1 filename pxelinux.0\n\
+Nov 27 20:57:12 gw in.tftpd[21831]: sending NAK (0, Permission denied) to 127.0.0.1\n";
+    let doc = build(text);
+    assert_eq!(doc.units[2].level, Level::Error);
+    assert_eq!(doc.units[2].parent.get(), Some(1));
+    // Another process's entry before it is no part of the error.
+    assert_eq!(doc.units[4].parent.get(), None);
+    assert_eq!(process_tag(doc.text(1)), Some("in.tftpd[21825]:"));
+}
+
+#[test]
+fn a_rare_stated_warning_weighs_more_than_a_common_one() {
+    let log = |warn_every: usize| {
+        (0..300)
+            .map(|i| {
+                let level = if i % warn_every == 7 {
+                    "WARNING"
+                } else {
+                    "DEBUG"
+                };
+                format!(
+                    "[2026-11-27 20:57:{:02} +0000] [24729] [{level}] request {i} done\n",
+                    i % 60
+                )
+            })
+            .collect::<String>()
+    };
+    let (rare_text, common_text) = (log(200), log(10));
+    let (rare, common) = (build(&rare_text), build(&common_text));
+    let warning = |doc: &Doc<'_>| {
+        doc.units
+            .iter()
+            .find(|u| u.level == Level::Warn)
+            .map(|u| u.prior)
+            .unwrap()
+    };
+    assert!(
+        warning(&rare) > level_prior(Level::Error, false),
+        "{}",
+        warning(&rare)
+    );
+    assert_eq!(warning(&common), level_prior(Level::Warn, true));
+}
+
+#[test]
+fn an_access_logs_rare_and_failed_statuses_stand_out() {
+    let mut text = String::new();
+    for i in 0..400 {
+        let status = match i {
+            100 => 206,
+            200 => 403,
+            300 => 502,
+            _ if i % 40 == 0 => 404,
+            _ if i % 4 == 1 => 503,
+            _ => 200,
+        };
+        text.push_str(&format!(
+            "127.0.0.1 - - [27/Nov/2026:20:59:{:02} +0000] \"GET /docs/page.html HTTP/1.1\" {status} {}\n",
+            i % 60,
+            1000 + i
+        ));
+    }
+    let doc = build(&text);
+    let unit = |status: &str| {
+        doc.units
+            .iter()
+            .find(|u| text[u.span.range()].contains(&format!("\" {status} ")))
+            .unwrap()
+    };
+    // A status is part of the line's kind: a 206 is no repeat of the 200s.
+    assert_ne!(unit("206").template, unit("200").template);
+    assert_eq!(unit("404").level, Level::Warn);
+    assert_eq!(unit("502").level, Level::Error);
+    // A failure a quarter of the requests share is routine there.
+    assert_eq!(unit("503").level, Level::None);
+    // The rare ones rank above the common failures, and those above the successes.
+    assert!(
+        unit("206").prior > unit("404").prior,
+        "{}",
+        unit("206").prior
+    );
+    assert!(unit("403").prior > unit("404").prior);
+    assert!(unit("404").prior > unit("200").prior);
+}
+
+#[test]
+fn thousands_are_separated() {
+    assert_eq!(thousands(1203), "1,203");
+    assert_eq!(thousands(12), "12");
+    assert_eq!(thousands(1_000_000), "1,000,000");
+}
