@@ -48,7 +48,10 @@ impl Ungrouped {
             key = self.list_key,
         ));
         if self.empty > 0 {
-            text.push_str(&format!(" ({} records hold none)", self.empty));
+            text.push_str(&format!(
+                " ({} records hold none: a row of their own each)",
+                self.empty
+            ));
         }
         if !self.left_out.is_empty() {
             text.push_str(&format!("; their {} left out", self.left_out.join(", ")));
@@ -108,7 +111,15 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
         let map = item.as_object()?;
         let inner = map.get(&list_key).and_then(Value::as_array);
         let Some(inner) = inner.filter(|l| !l.is_empty()) else {
+            // A record that holds none is still a record (a finding with no fix): a row of
+            // its own values, so that nothing of it is lost.
             empty += 1;
+            let row: Map<String, Value> = carried
+                .iter()
+                .filter_map(|key| map.get(key).map(|v| (key.clone(), v.clone())))
+                .collect();
+            rows.push(Value::Object(row));
+            labels.push(format!("[{i}]"));
             continue;
         };
         for (j, x) in inner.iter().enumerate() {
@@ -126,8 +137,7 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
             labels.push(format!("[{i}].{list_key}[{j}]"));
         }
     }
-    // Fewer rows than records would hide records, not spread them out.
-    (rows.len() >= items.len()).then_some(Ungrouped {
+    Some(Ungrouped {
         rows,
         labels,
         list_key,
@@ -221,14 +231,19 @@ mod tests {
     #[test]
     fn a_report_of_files_reads_as_its_findings_with_their_file() {
         let grouped = ungroup(&report()).expect("ungrouped");
-        // 12 files holding 0, 1, 2, 3 findings in turn.
-        assert_eq!(grouped.rows.len(), 18);
-        assert_eq!(grouped.rows[0]["file"], "site/page1.html");
-        assert_eq!(grouped.rows[0]["line"], 1);
-        assert_eq!(grouped.labels[0], "[1].messages[0]");
+        // 12 files holding 0, 1, 2, 3 findings in turn; one that holds none is a row alone.
+        assert_eq!(grouped.rows.len(), 21);
+        assert_eq!(
+            grouped.rows[0],
+            json!({"file": "site/page0.html", "time": 20})
+        );
+        assert_eq!(grouped.labels[0], "[0]");
+        assert_eq!(grouped.rows[1]["file"], "site/page1.html");
+        assert_eq!(grouped.rows[1]["line"], 1);
+        assert_eq!(grouped.labels[1], "[1].messages[0]");
         assert_eq!(
             grouped.describe(""),
-            "12 records of file, time and messages[]: one row per item of messages, with its record's file, time (3 records hold none)"
+            "12 records of file, time and messages[]: one row per item of messages, with its record's file, time (3 records hold none: a row of their own each)"
         );
     }
 
