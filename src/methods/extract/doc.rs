@@ -402,8 +402,13 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         [b'N' | b'I', b':', ..] => return Level::None,
         _ => {}
     }
-    let mut level = Level::None;
     let bytes = line.as_bytes();
+    // A severity the line states as a tag (`SC2249 (info): … exits with error`, `warning: …
+    // 'error' …`) is its level, whatever its message's words say after it.
+    if let Some(level) = stated_severity(bytes) {
+        return level;
+    }
+    let mut level = Level::None;
     for Range { start, end: i } in byte_runs(bytes, u8::is_ascii_alphabetic) {
         // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
         // `on_error`) names a thing; it says nothing about how the line went.
@@ -437,6 +442,41 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         }
     }
     level
+}
+
+/// The first severity `bytes` states as a tag: a severity word in parentheses or brackets
+/// (`(error)`, `[warning]`) or followed by a colon (`note:`).
+fn stated_severity(bytes: &[u8]) -> Option<Level> {
+    for Range { start, end } in byte_runs(bytes, u8::is_ascii_alphabetic) {
+        let len = end - start;
+        if !(4..=8).contains(&len) {
+            continue;
+        }
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(end).copied();
+        let wrapped = matches!(
+            (before, after),
+            (Some(b'('), Some(b')')) | (Some(b'['), Some(b']'))
+        );
+        let tagged = after == Some(b':')
+            && bytes.get(end + 1).is_none_or(|b| b.is_ascii_whitespace())
+            && !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !wrapped && !tagged {
+            continue;
+        }
+        let mut word = [0u8; 8];
+        for (w, b) in word.iter_mut().zip(&bytes[start..end]) {
+            *w = b.to_ascii_lowercase();
+        }
+        let level = match &word[..len] {
+            b"error" | b"fatal" | b"critical" | b"severe" => Level::Error,
+            b"warning" | b"warn" => Level::Warn,
+            b"info" | b"note" | b"notice" | b"hint" | b"style" | b"debug" | b"trace" => Level::None,
+            _ => continue,
+        };
+        return Some(level);
+    }
+    None
 }
 
 /// Whether the letters `start..end` of `bytes` are part of a path or identifier: joined to

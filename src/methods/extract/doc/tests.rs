@@ -74,6 +74,34 @@ fn error_words_set_the_level() {
 }
 
 #[test]
+fn a_stated_severity_outweighs_the_words_of_its_message() {
+    // ShellCheck: the finding's own severity, then a message that says "error".
+    assert_eq!(
+        level_from_words(
+            "^-- SC2249 (info): Consider adding a default *) case, even if it just exits with error."
+        ),
+        Level::None
+    );
+    assert_eq!(
+        level_from_words("    ^-- SC1075 (error): Use 'elif' instead of 'else if'"),
+        Level::Error
+    );
+    assert_eq!(
+        level_from_words("x.c:3:1: warning: implicit declaration of function 'error'"),
+        Level::Warn
+    );
+    assert_eq!(
+        level_from_words("note: the error is raised here"),
+        Level::None
+    );
+    // Words that are not tags still count.
+    assert_eq!(
+        level_from_words("the info page failed to load"),
+        Level::Error
+    );
+}
+
+#[test]
 fn error_inside_a_path_or_identifier_is_not_a_level() {
     assert_eq!(
         level_from_words("-rw-r--r-- 1 root root 4096 test_indexerrors.py"),
