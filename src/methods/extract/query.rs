@@ -11,7 +11,7 @@ use bounds::{bounds, without_threshold_numbers};
 use columns::{names_one_of, words_named};
 use phrases::{
     absent_words, asks_about_the_end, compound_words, ends_asked, negated_words, ranked_words,
-    without_exclusions, without_self_description,
+    source_phrase, without_exclusions, without_self_description,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
@@ -64,7 +64,13 @@ pub(crate) struct Query {
     /// Whether the query asks about the end of the output ("what identified itself at the
     /// end", "the final pass/fail counts", "the last of those").
     pub(crate) asks_about_the_end: bool,
+    /// The indices of the words only its opening phrase names the output by ("From the bzip2
+    /// manual:"): they weigh [`SOURCE_WORD_WEIGHT`] of a word of the question.
+    source_words: Vec<usize>,
 }
+
+/// How much a word that only names the output weighs against a word of the question.
+const SOURCE_WORD_WEIGHT: f32 = 0.15;
 
 /// A bound the query sets on what the words before it name: "a graduation rate above 100".
 #[derive(Debug)]
@@ -223,6 +229,9 @@ impl Query {
         if let Some(text) = hints.query {
             let text = without_exclusions(text);
             query.add_text(&without_threshold_numbers(&without_self_description(&text)));
+            if let Some((phrase, rest)) = source_phrase(&text) {
+                query.source_words = query.words_only_in(phrase, rest);
+            }
             query.ends = ends_asked(&text);
             query.ranked = ranked_words(&text);
             query.absent = absent_words(&text);
@@ -251,6 +260,35 @@ impl Query {
         }
         query.add_prefixes(&compounds);
         (!query.words.is_empty() || !query.exact.is_empty()).then_some(query)
+    }
+
+    /// How much the query word of index `i` weighs: less when only the phrase naming the
+    /// output holds it.
+    pub(crate) fn word_weight(&self, i: usize) -> f32 {
+        if self.source_words.contains(&i) {
+            SOURCE_WORD_WEIGHT
+        } else {
+            1.0
+        }
+    }
+
+    /// The indices of the query words `phrase` holds and `rest` does not.
+    fn words_only_in(&self, phrase: &str, rest: &str) -> Vec<usize> {
+        let mut buf = String::new();
+        let mut in_rest = std::collections::HashSet::new();
+        for_each_word(rest, &mut buf, |w| {
+            in_rest.insert(w.to_owned());
+        });
+        let mut only = Vec::new();
+        for_each_word(phrase, &mut buf, |w| {
+            if let Some(&i) = self.words.get(w)
+                && !in_rest.contains(w)
+                && !only.contains(&i)
+            {
+                only.push(i);
+            }
+        });
+        only
     }
 
     /// The index of the query word that `word` (lowercased, stemmed) is or is the root of.

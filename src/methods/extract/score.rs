@@ -229,7 +229,10 @@ fn query_scores(doc: &Doc<'_>, query: &Query) -> (Vec<f32>, Vec<(u32, u32)>) {
             (lengths_of_units.iter().map(|&l| l as f64).sum::<f64>() / n as f64).max(1.0) as f32;
         let idf: Vec<f32> = df
             .iter()
-            .map(|&d| (1.0 + (n as f32 - d as f32 + 0.5) / (d as f32 + 0.5)).ln())
+            .enumerate()
+            .map(|(i, &d)| {
+                query.word_weight(i) * (1.0 + (n as f32 - d as f32 + 0.5) / (d as f32 + 0.5)).ln()
+            })
             .collect();
         matches.extend(postings.iter().map(|&(u, i, _)| (u, u32::from(i))));
         for &(u, i, f) in &postings {

@@ -376,6 +376,45 @@ const OUTPUT_NOUNS: &[&str] = &[
 /// How many words may describe an output between "this" and its noun.
 const MAX_DESCRIPTION_WORDS: usize = 4;
 
+/// Words that open a phrase naming where the answer is to be found ("In the Calendar
+/// discovery document, …", "From the bzip2 manual: …").
+const SOURCE_OPENERS: &[&str] = &["in", "from", "among", "within", "inside", "according"];
+/// The longest phrase, in words, read as naming the source.
+const MAX_SOURCE_WORDS: usize = 14;
+
+/// The phrase that opens `text` by naming the output it asks about ("From the bzip2 1.0.8
+/// manual:", "In the Google Calendar v3 discovery document,"), and the rest of `text`: the
+/// phrase says where to look, so the parts of the output that repeat its words (the program's
+/// name on every other line of its manual) are no more the answer than the rest.
+pub(super) fn source_phrase(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_start();
+    let end = text.find([',', ':']).filter(|&at| {
+        text[at + 1..]
+            .chars()
+            .next()
+            .is_none_or(char::is_whitespace)
+    })?;
+    let (phrase, rest) = (&text[..end], &text[end + 1..]);
+    let tokens: Vec<String> = phrase.split_whitespace().map(bare).collect();
+    let opens = tokens
+        .first()
+        .is_some_and(|t| SOURCE_OPENERS.contains(&t.as_str()));
+    // "In which file …" is a question of its own.
+    let asks = tokens
+        .iter()
+        .any(|t| QUESTION_WORDS.contains(&t.as_str()) || t == "whether");
+    let sentence_ends = phrase.contains(['.', '?', '!', ';'])
+        && phrase
+            .split_whitespace()
+            .any(|t| t.ends_with(['.', '?', '!', ';']));
+    (opens
+        && !asks
+        && !sentence_ends
+        && tokens.len() <= MAX_SOURCE_WORDS
+        && !rest.trim().is_empty())
+    .then_some((phrase, rest))
+}
+
 /// `text` without the words that describe the output as a whole ("From this restaurant
 /// inspection table, list …"): they are what every part of it is about, so the parts that
 /// happen to repeat them (the rows of restaurants among bakeries and delis) are no more the

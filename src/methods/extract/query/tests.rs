@@ -453,3 +453,36 @@ fn two_words_an_output_runs_together_count_as_the_first() {
         assert!(q.word_index(junk).is_none(), "{junk}");
     }
 }
+
+#[test]
+fn words_only_the_opening_phrase_names_the_output_by_weigh_less() {
+    let q = query("From the bzip2 1.0.8 manual: what values does workFactor accept?");
+    let weight = |w: &str| {
+        let (_, &i) = q.words.iter().find(|(k, _)| k.starts_with(w)).expect(w);
+        q.word_weight(i)
+    };
+    assert_eq!(weight("bzip"), SOURCE_WORD_WEIGHT);
+    assert_eq!(weight("manual"), SOURCE_WORD_WEIGHT);
+    assert_eq!(weight("accept"), 1.0);
+    // A word the question repeats is the question's.
+    let q = query("In the Calendar discovery document, which calendar method transfers ownership?");
+    assert_eq!(q.word_weight(q.words["calendar"]), 1.0);
+    let discovery = q
+        .words
+        .keys()
+        .find(|w| w.starts_with("discover"))
+        .expect("a word");
+    assert_eq!(q.word_weight(q.words[discovery]), SOURCE_WORD_WEIGHT);
+    // An opening that asks, or a sentence of its own, is no source phrase.
+    for text in [
+        "In which file, and at what line, is the error raised?",
+        "Which tests fail: the parser's or the lexer's?",
+        "In short. The server logs an error: which one?",
+    ] {
+        let q = query(text);
+        assert!(
+            (0..q.words.len()).all(|i| q.word_weight(i) == 1.0),
+            "{text}"
+        );
+    }
+}
