@@ -12,7 +12,7 @@
 
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::Doc;
-use crate::methods::extract::kinds::json::Strings;
+use crate::methods::extract::kinds::json::{Strings, is_naming_key};
 
 /// One step of indentation under a parent.
 const STEP: &str = "  ";
@@ -136,7 +136,11 @@ pub(super) fn brief(text: &str) -> Option<String> {
     let mut out = format!("{head}{{");
     let mut kept = 0;
     let mut dropped = false;
-    for member in top_level_members(members) {
+    // The members that name the object (`name`, `title`) first, wherever they sit: its keys
+    // may come in alphabetical order.
+    let (naming, rest): (Vec<&str>, Vec<&str>) = top_level_members(members)
+        .partition(|member| member_key(member).is_some_and(is_naming_key));
+    for member in naming.into_iter().chain(rest) {
         let value = member_value(member);
         let scalar = !value.starts_with(['{', '[']) && !value.is_empty();
         if scalar && value.len() <= MAX_BRIEF_VALUE && kept + member.len() <= MAX_BRIEF_MEMBERS {
@@ -175,6 +179,13 @@ fn top_level_members(members: &str) -> impl Iterator<Item = &str> {
     }
     cuts.push(start..members.len());
     cuts.into_iter().map(move |r| &members[r])
+}
+
+/// The key of one member (`"key": value`), without its quotes, when it has no escapes.
+fn member_key(member: &str) -> Option<&str> {
+    let key = member.strip_prefix('"')?;
+    let key = &key[..key.find('"')?];
+    (!key.contains('\\')).then_some(key)
 }
 
 /// The value of one member (`"key": value`), after its key and colon.
@@ -234,7 +245,14 @@ mod tests {
         );
         assert_eq!(
             brief(&object).unwrap(),
-            "deps.express: {\"version\": \"5.3.0\",\"name\":\"express\",\"note\":\"a, b: c\",…}"
+            "deps.express: {\"name\":\"express\",\"version\": \"5.3.0\",\"note\":\"a, b: c\",…}"
+        );
+        // The name comes first, however late its key sorts.
+        let torrent = r#"torrents[4]: {"activityDate":0,"addedDate":1795981298,"bandwidthPriority":0,"corruptEver":0,"creator":"Transmission/3.00","name":"tcllib-1.21-subset","percentDone":0.9338}"#;
+        assert!(
+            brief(torrent)
+                .unwrap()
+                .starts_with(r#"torrents[4]: {"name":"tcllib-1.21-subset","activityDate":0,"#)
         );
         let array = format!("a.c: [{}]", "1,".repeat(30) + "1");
         assert_eq!(brief(&array).unwrap(), "a.c: […]");

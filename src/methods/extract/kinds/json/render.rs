@@ -386,7 +386,9 @@ pub(super) fn choose_scalars<'m>(
         }
         // A record's first member is what names it (`SourceFile`, `name`, `id`): kept before
         // its notable values, even when long, so that what is shown says which record it is.
-        if depth == 0 && i == 0 && (x.is_string() || x.is_number()) {
+        // So is a member whose key says it names the record (`name`, `displayName`, `title`),
+        // wherever it sits: a record's keys may come in alphabetical order.
+        if depth == 0 && (i == 0 || is_naming_key(k)) && (x.is_string() || x.is_number()) {
             rank += 4;
         }
         if depth == 0 && (ctx.notable)(k, x) {
@@ -404,6 +406,16 @@ pub(super) fn choose_scalars<'m>(
         }
     }
     keep
+}
+
+/// Whether a record's key says its value names the record: `name`, `id`, `title`, `label`,
+/// or a compound ending in one of the words (`displayName`, `host_name`, `fileName`).
+pub(crate) fn is_naming_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    lower == "id"
+        || ["name", "title", "label"]
+            .iter()
+            .any(|word| lower.ends_with(word))
 }
 
 /// How many short field values of `item` contain a string the query names exactly: the

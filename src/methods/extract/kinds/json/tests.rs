@@ -109,6 +109,25 @@ fn a_record_shown_in_part_keeps_the_member_that_names_it() {
 }
 
 #[test]
+fn a_record_cut_to_fit_keeps_its_name_wherever_its_key_sorts() {
+    // Transmission's `torrent-get`: keys in alphabetical order, the name among the last.
+    let mut record = serde_json::Map::new();
+    for t in 0..40 {
+        record.insert(format!("a{t:02}Count"), Value::from(t));
+    }
+    record.insert("name".into(), Value::from("tcllib-1.21-subset"));
+    let record = Value::Object(record);
+    let shown = super::render::render_within(
+        &record,
+        200,
+        (None, false, &[]),
+        &|_| false,
+        &|_: &str, _: &Value| false,
+    );
+    assert!(shown.contains(r#""name":"tcllib-1.21-subset""#), "{shown}");
+}
+
+#[test]
 fn a_map_of_many_short_values_is_a_member_a_line() {
     // The shape of a build-variables dump: one flat map, far over a unit.
     let mut vars = serde_json::Map::new();
