@@ -42,6 +42,8 @@ const MAX_NESTED_DEPTH: usize = 6;
 const MIN_PINNED_RECORDS: usize = 4;
 /// Prior of a record whose values say it failed.
 const ERROR_PRIOR: f32 = 4.0;
+/// The prior of a record in a warning state.
+const WARNING_PRIOR: f32 = 2.0;
 /// Prior of a record per short field value (up to two) that holds a string the query names.
 const NAMED_VALUE_PRIOR: f32 = 3.0;
 /// Records that must hold an exact string of the query for it to name a group of them (the
@@ -189,10 +191,12 @@ impl Builder<'_> {
             // tokens and are seldom quoted with it.
             text = spacing::with_members_spaced(&text);
         }
-        let prior = if level == Level::Error {
-            ERROR_PRIOR
-        } else {
-            0.0
+        let prior = match level {
+            Level::Error => ERROR_PRIOR,
+            // A record in a warning state (an alarm raised among clear ones) is the next
+            // thing an agent reads after a failure.
+            Level::Warn => WARNING_PRIOR,
+            _ => 0.0,
         } + NAMED_VALUE_PRIOR * named.min(2) as f32
             + if key_is_named { NAMED_KEY_PRIOR } else { 0.0 };
         let unit = self.push(

@@ -128,6 +128,25 @@ fn a_record_cut_to_fit_keeps_its_name_wherever_its_key_sorts() {
 }
 
 #[test]
+fn a_record_in_a_warning_state_stands_above_its_clear_siblings() {
+    // Netdata's alarms: one raised among clear ones.
+    let alarms: Vec<Value> = (0..12)
+        .map(|i| {
+            let status = if i == 7 { "WARNING" } else { "CLEAR" };
+            serde_json::json!({"name": format!("alarm_{i}"), "status": status, "value": i})
+        })
+        .collect();
+    let doc = doc_of(&Value::Array(alarms).to_string());
+    let prior_of = |name: &str| {
+        let u = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains(name))
+            .expect(name);
+        doc.units[u].prior
+    };
+    assert!(prior_of("alarm_7") > prior_of("alarm_6"));
+}
+
+#[test]
 fn a_map_of_many_short_values_is_a_member_a_line() {
     // The shape of a build-variables dump: one flat map, far over a unit.
     let mut vars = serde_json::Map::new();
