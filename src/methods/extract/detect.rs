@@ -481,11 +481,15 @@ fn looks_like_code(lines: &[&str]) -> bool {
     if lines.len() < 10 {
         return false;
     }
+    // A `* ` at the margin is a markdown list's item, unless a block comment is open
+    // somewhere (`/*`, whose lines ` * ` continue it).
+    let block_comments = lines.iter().any(|l| l.trim_start().starts_with("/*"));
     let codey = lines
         .iter()
         .filter(|l| {
             let t = l.trim();
-            STARTS.iter().any(|s| t.starts_with(s))
+            let list_item = l.starts_with("* ") && !block_comments;
+            (!list_item && STARTS.iter().any(|s| t.starts_with(s)))
                 || t.ends_with('{')
                 || t.ends_with(';')
                 || t.ends_with("):")

@@ -241,3 +241,22 @@ fn grep_output_is_not_code() {
     let text = "src/a.rs:1:fn main() {\nsrc/a.rs:2:    let x = 1;\nsrc/b.rs:9:}\n";
     assert_eq!(detect(text).0, ContentKind::Text);
 }
+
+#[test]
+fn a_changelog_of_starred_items_is_markdown_not_a_block_comment() {
+    // RubyGems' CHANGELOG.md: `* ` items at the margin, wrapped lines indented under them.
+    let release = |v: usize| {
+        format!(
+            "# 3.3.{v} / 2022-06-01\n\n## Enhancements:\n\n\
+             * Support the change of did_you_mean about `Exception#detailed_message`.\n  \
+             Pull request #5560 by mame\n* Installs bundler 2.3.{v} as a default gem.\n\n\
+             ## Bug fixes:\n\n\
+             * Fix loading old marshaled specs including `YAML::PrivateType` constant.\n  \
+             Pull request #5415 by deivid-rodriguez\n\
+             * Fix rubygems update when non default `--install-dir` is configured. Pull\n  \
+             request #5566 by deivid-rodriguez\n\n"
+        )
+    };
+    let text: String = (0..8).rev().map(release).collect();
+    assert_eq!(detect(&text).0, ContentKind::Markdown);
+}
