@@ -219,8 +219,12 @@ const WIDE_COLUMNS: usize = 12;
 const WIDE_ROW_BYTES: usize = 600;
 /// Columns kept first in every row of a wide table: what names the row.
 const IDENTITY_COLUMNS: usize = 2;
+/// A column whose cells average more bytes than this (a geometry's WKT, a description) holds
+/// content, not the row's name: the naming columns are the first others.
+const MAX_NAMING_CELL_BYTES: usize = 64;
 
-/// A wide table's rows shown as the cells that name each row (its first two) and the
+/// A wide table's rows shown as the cells that name each row (its first two of short values)
+/// and the
 /// columns the query names (`area`, `borders`, `callingCodes` for "calling codes"), with `…`
 /// where others were left out; the header the same way. The table is left as it is when it is
 /// not wide, or the query names none of its columns, or most of them.
@@ -251,19 +255,36 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
         });
         named
     };
-    let kept: Vec<bool> = header
-        .iter()
-        .enumerate()
-        .map(|(i, cell)| i < IDENTITY_COLUMNS || names(cell, &mut buf))
+    // Per column, its cells' bytes over the sampled rows: the naming columns are short.
+    let mut cell_bytes = vec![0usize; header.len()];
+    let mut sampled_rows = 0;
+    for line in sample.iter().skip(1) {
+        let cells = split(line, delim);
+        if cells.len() == header.len() {
+            sampled_rows += 1;
+            for (total, cell) in cell_bytes.iter_mut().zip(&cells) {
+                *total += cell.len();
+            }
+        }
+    }
+    let naming: Vec<usize> = (0..header.len())
+        .filter(|&i| cell_bytes[i] <= MAX_NAMING_CELL_BYTES * sampled_rows.max(1))
+        .take(IDENTITY_COLUMNS)
         .collect();
-    let asked = kept.iter().skip(IDENTITY_COLUMNS).filter(|&&k| k).count();
+    let named: Vec<bool> = header.iter().map(|cell| names(cell, &mut buf)).collect();
+    let kept: Vec<bool> = (0..header.len())
+        .map(|i| naming.contains(&i) || named[i])
+        .collect();
+    let asked = (0..header.len())
+        .filter(|&i| named[i] && !naming.contains(&i))
+        .count();
     if asked == 0 || asked * 2 > header.len() {
         return doc;
     }
     let delim_char = char::from(delim);
     let mut source = String::with_capacity(text.len() / 4);
     let mut units = doc.units.clone();
-    let shown = asked + IDENTITY_COLUMNS;
+    let shown = asked + naming.len();
     for unit in &mut units {
         let line = &text[unit.span.range()];
         let start = source.len();
@@ -299,9 +320,10 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
     }
     let overview = doc.overview.as_deref().map(|o| {
         format!(
-            "{}; {shown} of {} columns shown: the first {IDENTITY_COLUMNS} and those the query names]",
+            "{}; {shown} of {} columns shown: the first {} of short values and those the query names]",
             o.trim_end_matches(']'),
-            header.len()
+            header.len(),
+            naming.len()
         )
     });
     Doc {
@@ -489,6 +511,36 @@ mod tests {
             Query::from_hints(&crate::methods::extract::Hints::new().with_query("Land2?")).unwrap();
         let doc = project_wide_rows(build(&text), &q);
         assert!(doc.text(3).contains("Translated name 39 of land 2"));
+    }
+
+    #[test]
+    fn a_wide_table_is_named_by_its_first_columns_of_short_values() {
+        // A geographic table: each row's polygon first, as WKT, then its names.
+        let mut header = vec!["WKT".to_owned(), "NAME".to_owned(), "STATE_NAME".to_owned()];
+        header.extend((0..12).map(|i| format!("PO{i}")));
+        header.push("HR8893".to_owned());
+        let mut text = header.join(",") + "\n";
+        for row in 0..6 {
+            let polygon: Vec<String> = (0..60)
+                .map(|i| format!("-90.{row}{i} 38.{i}{row}"))
+                .collect();
+            let mut cells = vec![
+                format!("\"POLYGON (({}))\"", polygon.join(",")),
+                format!("County{row}"),
+                "Illinois".to_owned(),
+            ];
+            cells.extend((0..12).map(|i| format!("{}", 1000 * i + row)));
+            cells.push(format!("{row}.25"));
+            text.push_str(&(cells.join(",") + "\n"));
+        }
+        let q = Query::from_hints(
+            &crate::methods::extract::Hints::new()
+                .with_query("which county has the highest HR8893?"),
+        )
+        .unwrap();
+        let doc = project_wide_rows(build(&text), &q);
+        assert_eq!(doc.text(0), "…,NAME,STATE_NAME,…,HR8893");
+        assert_eq!(doc.text(3), "…,County2,Illinois,…,2.25");
     }
 
     #[test]
