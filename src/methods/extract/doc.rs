@@ -403,13 +403,18 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         _ => {}
     }
     let bytes = line.as_bytes();
-    // A severity the line states as a tag (`SC2249 (info): … exits with error`, `warning: …
-    // 'error' …`) is its level, whatever its message's words say after it.
-    if let Some(level) = stated_severity(bytes) {
-        return level;
-    }
     let mut level = Level::None;
+    // An error word does not settle the level at once: a severity the line states as a tag
+    // further on (`SC2249 (info): … exits with error`, `warning: … 'error' …`) is its level,
+    // whatever its message's words say. One pass either way.
+    let mut says_failed = false;
     for Range { start, end: i } in byte_runs(bytes, u8::is_ascii_alphabetic) {
+        if let Some(stated) = stated_severity(bytes, start, i) {
+            return stated;
+        }
+        if says_failed {
+            continue;
+        }
         // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
         // `on_error`) names a thing; it says nothing about how the line went.
         if is_part_of_name(bytes, start, i) {
@@ -420,7 +425,8 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         if (bytes.get(i) == Some(&b':') || has_error_code(&bytes[i..]))
             && is_exception_name(&line[start..i])
         {
-            return Level::Error;
+            says_failed = true;
+            continue;
         }
         // Every other word of interest is 4 to 10 letters long; most words are not.
         let len = i - start;
@@ -435,48 +441,47 @@ pub(crate) fn level_from_words(line: &str) -> Level {
             b"error" | b"errors" | b"fatal" | b"exception" | b"traceback" | b"panic"
             | b"panicked" | b"failed" | b"failure" | b"fail" | b"critical" | b"severe"
             | b"unmet" | b"abort" | b"aborted" | b"segfault" | b"denied" | b"refused" => {
-                return Level::Error;
+                says_failed = true;
             }
             b"warn" | b"warning" | b"warnings" | b"deprecated" => level = Level::Warn,
             _ => {}
         }
     }
-    level
+    if says_failed { Level::Error } else { level }
 }
 
-/// The first severity `bytes` states as a tag: a severity word in parentheses or brackets
-/// (`(error)`, `[warning]`) or followed by a colon (`note:`).
-fn stated_severity(bytes: &[u8]) -> Option<Level> {
-    for Range { start, end } in byte_runs(bytes, u8::is_ascii_alphabetic) {
-        let len = end - start;
-        if !(4..=8).contains(&len) {
-            continue;
-        }
-        let before = start.checked_sub(1).map(|i| bytes[i]);
-        let after = bytes.get(end).copied();
-        let wrapped = matches!(
-            (before, after),
-            (Some(b'('), Some(b')')) | (Some(b'['), Some(b']'))
-        );
-        let tagged = after == Some(b':')
-            && bytes.get(end + 1).is_none_or(|b| b.is_ascii_whitespace())
-            && !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if !wrapped && !tagged {
-            continue;
-        }
-        let mut word = [0u8; 8];
-        for (w, b) in word.iter_mut().zip(&bytes[start..end]) {
-            *w = b.to_ascii_lowercase();
-        }
-        let level = match &word[..len] {
-            b"error" | b"fatal" | b"critical" | b"severe" => Level::Error,
-            b"warning" | b"warn" => Level::Warn,
-            b"info" | b"note" | b"notice" | b"hint" | b"style" | b"debug" | b"trace" => Level::None,
-            _ => continue,
-        };
-        return Some(level);
+/// The severity the letters `start..end` of `bytes` state as a tag, if they are one: a
+/// severity word in parentheses or brackets (`(error)`, `[warning]`) or followed by a colon
+/// (`note:`).
+fn stated_severity(bytes: &[u8], start: usize, end: usize) -> Option<Level> {
+    let len = end - start;
+    if !(4..=8).contains(&len) {
+        return None;
     }
-    None
+    let before = start.checked_sub(1).map(|i| bytes[i]);
+    let after = bytes.get(end).copied();
+    let wrapped = matches!(
+        (before, after),
+        (Some(b'('), Some(b')')) | (Some(b'['), Some(b']'))
+    );
+    let tagged = after == Some(b':')
+        && bytes.get(end + 1).is_none_or(|b| b.is_ascii_whitespace())
+        && !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !wrapped && !tagged {
+        return None;
+    }
+    let mut word = [0u8; 8];
+    for (w, b) in word.iter_mut().zip(&bytes[start..end]) {
+        *w = b.to_ascii_lowercase();
+    }
+    match &word[..len] {
+        b"error" | b"fatal" | b"critical" | b"severe" => Some(Level::Error),
+        b"warning" | b"warn" => Some(Level::Warn),
+        b"info" | b"note" | b"notice" | b"hint" | b"style" | b"debug" | b"trace" => {
+            Some(Level::None)
+        }
+        _ => None,
+    }
 }
 
 /// Whether the letters `start..end` of `bytes` are part of a path or identifier: joined to
