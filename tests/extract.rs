@@ -266,11 +266,12 @@ fn a_deep_tree_says_each_path_once_and_its_context_briefly() {
     for default in ["DEFAULT_ROUNDS", "DEFAULT_MEMORY_COST"] {
         assert!(out.text.contains(default), "{default} lost:\n{}", out.text);
     }
-    // Functions kept only to frame their parameters' schema show their short members only.
+    // Functions kept only to frame their parameters' schema show their short members only, their
+    // name first.
     assert!(
         out.text.lines().any(|l| {
             l.trim_start()
-                .starts_with(".hash: {\"kind\": \"function\",\"name\": \"hash\"")
+                .starts_with(".hash: {\"name\": \"hash\",\"kind\": \"function\"")
                 && l.ends_with(",…}")
         }),
         "{}",
