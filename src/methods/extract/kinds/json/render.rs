@@ -411,11 +411,15 @@ pub(super) fn choose_scalars<'m>(
 /// Whether a record's key says its value names the record: `name`, `id`, `title`, `label`,
 /// or a compound ending in one of the words (`displayName`, `host_name`, `fileName`).
 pub(crate) fn is_naming_key(key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    lower == "id"
-        || ["name", "title", "label"]
-            .iter()
-            .any(|word| lower.ends_with(word))
+    // Compared as bytes, without a lowercased copy: it runs for every member of a record cut.
+    let key = key.as_bytes();
+    let ends_with = |word: &[u8]| {
+        key.len() >= word.len() && key[key.len() - word.len()..].eq_ignore_ascii_case(word)
+    };
+    key.eq_ignore_ascii_case(b"id")
+        || [&b"name"[..], b"title", b"label"]
+            .into_iter()
+            .any(ends_with)
 }
 
 /// How many short field values of `item` contain a string the query names exactly: the
