@@ -260,3 +260,30 @@ fn a_changelog_of_starred_items_is_markdown_not_a_block_comment() {
     let text: String = (0..8).rev().map(release).collect();
     assert_eq!(detect(&text).0, ContentKind::Markdown);
 }
+
+#[test]
+fn records_of_tab_indented_fields_are_no_table_but_a_tab_separated_table_is() {
+    // `fc-list -v`: a pattern's fields each on a line that opens with a tab.
+    let mut dump = String::new();
+    let mut table = String::from("\tfamily\tstyle\n");
+    for i in 0..12 {
+        dump.push_str("Pattern has 25 elts (size 32)\n");
+        for field in [
+            "family",
+            "familylang",
+            "style",
+            "stylelang",
+            "fullname",
+            "foundry",
+        ] {
+            dump.push_str(&format!("\t{field}: \"Font{i}\"(s)\n"));
+        }
+        for field in ["slant", "weight", "width", "index", "fontversion", "order"] {
+            dump.push_str(&format!("\t{field}: {}(i)(s)\n", 65536 + i));
+        }
+        dump.push_str(&format!("\tfile: \"/usr/share/fonts/font{i}.ttf\"(s)\n\n"));
+        table.push_str(&format!("{i}\tFont{i}\tRegular\n"));
+    }
+    assert_ne!(detect(&dump).0, ContentKind::Csv);
+    assert_eq!(detect(&table).0, ContentKind::Csv);
+}

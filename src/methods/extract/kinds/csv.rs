@@ -52,7 +52,10 @@ fn layout(lines: &[&str]) -> Option<(u8, usize)> {
             // Tabs and a drawn frame (`| a | b |`) are table syntax; commas also occur in prose.
             let framed = d == b'|' && header.trim_start().starts_with('|');
             let min_columns = if d == b'\t' || framed { 2 } else { 3 };
-            columns >= min_columns && {
+            // A line that opens with a tab and holds no other is indented, not a row of two
+            // columns the first of them empty (`fc-list -v`'s `\tfamily: "Lato"(s)`).
+            let indented = d == b'\t' && columns == 2 && header.starts_with('\t');
+            columns >= min_columns && !indented && {
                 let same = lines
                     .iter()
                     .filter(|l| split(l, d).len() == columns)
