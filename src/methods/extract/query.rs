@@ -60,7 +60,7 @@ pub(crate) struct Query {
     /// digit: a request whose status is in one answers, though no digit of it is written.
     status_classes: u8,
     /// The bounds the query sets on a column ("a PhD share above 100", "slower than 2s").
-    bounds: Vec<Bound>,
+    pub(crate) bounds: Vec<Bound>,
     /// Whether the query asks about the end of the output ("what identified itself at the
     /// end", "the final pass/fail counts", "the last of those").
     pub(crate) asks_about_the_end: bool,

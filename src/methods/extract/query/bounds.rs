@@ -156,7 +156,8 @@ const OR_BELOW: &[&str] = &[
 ];
 
 /// The thresholds among `tokens`: a threshold word followed by a number, "at least" or "at
-/// most" followed by one, or a number followed by "or more" ("or less").
+/// most" followed by one, a number followed by "or more" ("or less"), or "non-zero" (above 0)
+/// before what it bounds.
 fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
     let number = |at: usize| {
         let token = tokens.get(at)?;
@@ -193,6 +194,17 @@ fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't
             }
             _ if next(1) == "or" && OR_BELOW.contains(&next(2).as_str()) => {
                 (false, i, true, Some(i + 3))
+            }
+            // "which rules have non-zero packet counters": above 0, what follows bounded.
+            "non-zero" | "nonzero" => {
+                return Some(Threshold {
+                    at: i,
+                    number_at: i,
+                    value: 0.0,
+                    above: true,
+                    inclusive: false,
+                    words_after: Some(i + 1),
+                });
             }
             _ => return None,
         };

@@ -324,6 +324,19 @@ fn a_number_with_or_more_or_after_at_least_bounds_the_words_after_it() {
 }
 
 #[test]
+fn non_zero_bounds_the_words_after_it_above_zero() {
+    let q = query("which rules have non-zero packet counters and how many bytes did each see?");
+    let bound = q.bound_on("packets").expect("packets are bounded");
+    assert!(bound.above && bound.is_passed_by(1.0) && !bound.is_passed_by(0.0));
+    assert!(q.bound_on("bytes").is_none());
+    assert!(
+        query("which services have nonzero restarts")
+            .bound_on("restarts")
+            .is_some()
+    );
+}
+
+#[test]
 fn a_spelled_out_name_matches_the_initials_values_write_for_it() {
     let q = query("Which brands carry a non-commercial Creative Commons licence for their icon?");
     // `CC-BY-NC-4.0` is what the data writes.

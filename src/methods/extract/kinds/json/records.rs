@@ -394,10 +394,14 @@ impl Builder<'_> {
             };
             add(&mut self.fields, key, value);
         });
-        // A column the query ranks by may sit deeper than the fields above reach, in a list
-        // of the record's parts (a file's tracks, a run's jobs): each record counts by its
-        // part at the end asked about.
-        if let Some(q) = self.query.filter(|q| !q.ranked.is_empty()) {
+        // A column the query ranks by, or bounds, may sit deeper than the fields above reach,
+        // in a list of the record's parts (a file's tracks, a run's jobs, a firewall rule's
+        // counter among its expressions): each record counts by its part at the end asked
+        // about, or past the bound.
+        if let Some(q) = self
+            .query
+            .filter(|q| !q.ranked.is_empty() || !q.bounds.is_empty())
+        {
             let mut nested: Vec<(String, f64)> = Vec::new();
             nested_scalars(item, &mut String::new(), 0, false, &mut |key, value| {
                 let Some(x) = (match value {
@@ -407,11 +411,13 @@ impl Builder<'_> {
                 }) else {
                     return;
                 };
-                if !ranks(key) {
-                    return;
-                }
+                let high = match q.bound_on(key) {
+                    Some(bound) => bound.above,
+                    None if ranks(key) => q.ends.high,
+                    None => return,
+                };
                 match nested.iter_mut().find(|(k, _)| k == key) {
-                    Some((_, kept)) if q.ends.high => *kept = kept.max(x),
+                    Some((_, kept)) if high => *kept = kept.max(x),
                     Some((_, kept)) => *kept = kept.min(x),
                     None => nested.push((key.to_owned(), x)),
                 }

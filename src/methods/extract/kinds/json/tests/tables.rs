@@ -278,6 +278,32 @@ fn a_ranked_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
 }
 
 #[test]
+fn a_bounded_number_nested_in_a_record_s_list_is_a_field_of_its_records() {
+    // `nft -j list ruleset`: a rule's counter is one of the expressions in its list.
+    let rules: Vec<Value> = (0..30)
+        .map(|i| {
+            let packets = if i == 17 { 13_048 } else { 0 };
+            serde_json::json!({"rule": {"family": "inet", "chain": "input", "handle": 40 + i,
+                "expr": [{"match": {"op": "==", "right": 1000 + i}},
+                         {"counter": {"packets": packets, "bytes": packets * 60}},
+                         {"accept": null}]}})
+        })
+        .collect();
+    let rules = Value::Array(rules);
+    let q = query_of("which rules have non-zero packet counters?");
+    let doc = build_value(&rules, Some(&q), 1000);
+    let packets = (doc.fields.iter())
+        .find(|f| f.name() == "rule.expr[].counter.packets")
+        .expect("the nested counter is a field");
+    let past: Vec<usize> = (packets.iter())
+        .filter(|(_, v)| matches!(v, FieldValue::Number(n) if *n > 0.0))
+        .map(|(u, _)| u)
+        .collect();
+    assert_eq!(past.len(), 1);
+    assert!(doc.text(past[0]).contains("13048"), "{}", doc.text(past[0]));
+}
+
+#[test]
 fn a_record_s_own_field_is_not_taken_for_one_built_from_a_nested_field() {
     // A test report: the full `name` holds the test's own `element.name` after its group; it
     // says more, and is the record's own.
