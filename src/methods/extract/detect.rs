@@ -76,7 +76,7 @@ const MIN_ENTRY_SHARE: usize = 6;
 pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+        if let Some(value) = super::kinds::json::parse_value(text)
             && (value.is_object() || value.is_array())
         {
             return (ContentKind::Json, Some(value));

@@ -287,3 +287,24 @@ fn records_of_tab_indented_fields_are_no_table_but_a_tab_separated_table_is() {
     assert_ne!(detect(&dump).0, ContentKind::Csv);
     assert_eq!(detect(&table).0, ContentKind::Csv);
 }
+
+#[test]
+fn a_json_document_with_a_number_too_large_for_a_float_is_json() {
+    // sslyze writes an RSA modulus as an integer of hundreds of digits.
+    let modulus = "2866347366359264716090418699193372217722953266138268228342848456".repeat(8);
+    let text = format!(
+        "{{\"certificates\": [{{\"subject\": \"CN=localhost\", \"public_key\": \
+         {{\"rsa_n\": {modulus}, \"rsa_e\": 65537}}}}], \"port\": 14443}}"
+    );
+    let (kind, value) = detect(&text);
+    assert_eq!(kind, ContentKind::Json);
+    let value = value.expect("parsed");
+    assert_eq!(value["port"], 14443);
+    assert_eq!(
+        value["certificates"][0]["public_key"]["rsa_n"],
+        modulus.as_str()
+    );
+    // A string that holds such digits is left as it is.
+    let quoted = format!("{{\"n\": \"{modulus}\", \"m\": [1e999]}}");
+    assert_eq!(detect(&quoted).1.expect("parsed")["n"], modulus.as_str());
+}

@@ -49,7 +49,7 @@ pub(crate) fn build<'a>(
         }
         (ContentKind::Json, Some(value)) => json::build_parsed(text, &value, query, max_unit_bytes),
         (ContentKind::Json, None) => match notebook::may_be_notebook(text)
-            .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
+            .then(|| json::parse_value(text))
             .flatten()
             .filter(notebook::is_notebook)
         {

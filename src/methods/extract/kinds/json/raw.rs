@@ -22,9 +22,68 @@ pub(crate) fn is_document(text: &str) -> bool {
         && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
+/// The value of the JSON text `text`. A number too large for a float (an RSA modulus written
+/// as an integer, as sslyze does) fails serde_json's parse of the whole document: such a
+/// number is read as the string of its digits instead.
+pub(crate) fn parse_value(text: &str) -> Option<Value> {
+    match serde_json::from_str(text) {
+        Ok(value) => Some(value),
+        Err(_) => serde_json::from_str(&with_huge_numbers_quoted(text)?).ok(),
+    }
+}
+
+/// `text` with every number outside a string that a float cannot hold put in quotes; `None`
+/// when it has none.
+fn with_huge_numbers_quoted(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let number = &text[start..i];
+            if number.parse::<f64>().is_ok_and(f64::is_infinite) {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                out.push_str(&text[copied..start]);
+                out.push('"');
+                out.push_str(number);
+                out.push('"');
+                copied = i;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    let mut out = out?;
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// The value of the JSON text `raw`, its rich-text trees read as their text.
 fn parse(raw: &str) -> Option<Value> {
-    let mut value = serde_json::from_str(raw).ok()?;
+    let mut value = parse_value(raw)?;
     super::rich_text::flatten(&mut value);
     Some(value)
 }
