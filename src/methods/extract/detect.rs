@@ -232,11 +232,21 @@ fn looks_like_html(sample: &str) -> bool {
     if start.starts_with("<!doctype html") || start.starts_with("<html") {
         return true;
     }
-    // A fragment: mostly tags, with block-level ones among them.
+    // A fragment: mostly tags, with block-level ones among them; not a markdown file that
+    // opens with a centred banner (`<div align="center">`), whose headings and code fences
+    // follow.
     start.starts_with('<')
         && ["<div", "<p>", "<p ", "<body", "<table", "<head"]
             .iter()
             .any(|tag| lower.contains(tag))
+        && !head.lines().any(is_markdown_syntax)
+}
+
+/// Whether `line` is markdown's own syntax, which HTML does not write at a line's start: an
+/// ATX heading (`## Install`) or a code fence.
+fn is_markdown_syntax(line: &str) -> bool {
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    ((1..=6).contains(&hashes) && line[hashes..].starts_with(' ')) || line.starts_with("```")
 }
 
 /// `text` past the HTTP header lines it starts with, if any (`curl -i`'s status line and

@@ -308,3 +308,25 @@ fn a_json_document_with_a_number_too_large_for_a_float_is_json() {
     let quoted = format!("{{\"n\": \"{modulus}\", \"m\": [1e999]}}");
     assert_eq!(detect(&quoted).1.expect("parsed")["n"], modulus.as_str());
 }
+
+#[test]
+fn a_markdown_file_that_opens_with_a_centred_html_banner_is_markdown() {
+    let banner = "<div align='center'>\n\n<h1>Sinclair TypeBox</h1>\n\n<p>Json Schema Type Builder</p>\n\n</div>\n\n";
+    let mut readme =
+        format!("{banner}## Install\n\n```bash\n$ npm install @sinclair/typebox\n```\n\n");
+    for i in 0..30 {
+        readme.push_str(&format!(
+            "### Section {i}\n\nThe builder makes type {i} with options.\n\n"
+        ));
+    }
+    assert_eq!(detect(&readme).0, ContentKind::Markdown);
+    // A fragment of tags alone is HTML.
+    let mut fragment = String::from("<div class=\"doc\">\n");
+    for i in 0..30 {
+        fragment.push_str(&format!(
+            "<h3>Section {i}</h3>\n<p>The builder makes type {i}.</p>\n"
+        ));
+    }
+    fragment.push_str("</div>\n");
+    assert_eq!(detect(&fragment).0, ContentKind::Html);
+}
