@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 /// each of its inner records repeats.
 const MAX_CARRIED_BYTES: usize = 200;
 
+/// What a carried key is written with in a row that has a key of that name of its own.
+const PARENT_PREFIX: &str = "../";
+
 /// The inner records of a list of grouping records, and what they came from.
 pub(super) struct Ungrouped {
     /// Each inner record, after the short values of its outer record.
@@ -20,6 +23,9 @@ pub(super) struct Ungrouped {
     list_key: String,
     /// The outer records' keys each row carries (`file`, `time`).
     carried: Vec<String>,
+    /// The carried keys some rows hold of their own, under which the outer record's value is
+    /// `../key`.
+    shadowed: Vec<String>,
     /// The outer records' keys of long texts no row carries (`source`).
     left_out: Vec<String>,
     /// How many outer records there were, and how many held none.
@@ -47,6 +53,12 @@ impl Ungrouped {
             self.outer,
             key = self.list_key,
         ));
+        if !self.shadowed.is_empty() {
+            let names: Vec<String> = (self.shadowed.iter())
+                .map(|k| format!("{PARENT_PREFIX}{k}"))
+                .collect();
+            text.push_str(&format!(" ({} beside a row's own)", names.join(", ")));
+        }
         if self.empty > 0 {
             text.push_str(&format!(
                 " ({} records hold none: a row of their own each)",
@@ -107,6 +119,7 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
     let mut rows = Vec::new();
     let mut labels = Vec::new();
     let mut empty = 0;
+    let mut shadowed: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let map = item.as_object()?;
         let inner = map.get(&list_key).and_then(Value::as_array);
@@ -126,8 +139,17 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
             let Value::Object(own) = x else { continue };
             let mut row = Map::new();
             for key in &carried {
-                if let Some(v) = map.get(key).filter(|_| !own.contains_key(key)) {
-                    row.insert(key.clone(), v.clone());
+                if let Some(v) = map.get(key) {
+                    // A row's own key of the same name (a lookup table's `Name` beside each
+                    // of its values' `Name`) keeps its place; its record's is `../Name`.
+                    if own.contains_key(key) {
+                        row.insert(format!("{PARENT_PREFIX}{key}"), v.clone());
+                        if !shadowed.contains(key) {
+                            shadowed.push(key.clone());
+                        }
+                    } else {
+                        row.insert(key.clone(), v.clone());
+                    }
                 }
             }
             for (k, v) in own {
@@ -142,6 +164,7 @@ pub(super) fn ungroup(items: &[Value]) -> Option<Ungrouped> {
         labels,
         list_key,
         carried,
+        shadowed,
         left_out,
         outer: items.len(),
         empty,
@@ -284,6 +307,31 @@ mod tests {
         assert!(grouped.rows.iter().all(|row| row.get("source").is_none()));
         assert!(
             grouped.describe("").ends_with("; their source left out"),
+            "{}",
+            grouped.describe("")
+        );
+    }
+
+    #[test]
+    fn a_row_with_a_key_of_its_record_s_name_keeps_both() {
+        // A lookup table: each enumeration's `Name`, and each of its values' `Name`.
+        let lookups: Vec<Value> = (0..12)
+            .map(|e| {
+                let values: Vec<Value> = (0..4)
+                    .map(|v| json!({"Name": format!("State {e}.{v}"), "Value": v}))
+                    .collect();
+                json!({"Name": format!("ENUM_{e}"), "MaxValue": 15, "EnumValues": values})
+            })
+            .collect();
+        let grouped = ungroup(&lookups).expect("ungrouped");
+        assert_eq!(
+            grouped.rows[5],
+            json!({"../Name": "ENUM_1", "MaxValue": 15, "Name": "State 1.1", "Value": 1})
+        );
+        assert!(
+            grouped
+                .describe("")
+                .ends_with("(../Name beside a row's own)"),
             "{}",
             grouped.describe("")
         );
