@@ -170,6 +170,9 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         parts::pull_leads(doc, &query_scores, &mut scores);
     }
     decay_repeats(doc, &mut scores);
+    if doc.kind == ContentKind::Log {
+        traces::raise_raised_exceptions(doc, &mut scores);
+    }
     if let Some(q) = query {
         parts::raise_rare_word_units(q, &matches, &mut scores);
     }

@@ -18,7 +18,7 @@ const FIRST_UNIT_LINES: usize = 6;
 
 /// Whether `line` is the exception a trace ends with, at the margin: `KeyError: 'item_id'`,
 /// `sqlite3.OperationalError: database is locked`.
-fn is_raised_exception(line: &str) -> bool {
+pub(crate) fn is_raised_exception(line: &str) -> bool {
     if line.starts_with(char::is_whitespace) {
         return false;
     }

@@ -3,7 +3,8 @@
 //! it again: "what did the backend answer to request rsv-4471" is answered a few entries past
 //! the only line holding `rsv-4471`.
 
-use super::super::doc::Doc;
+use super::super::doc::{Doc, Level};
+use super::super::kinds::log::is_raised_exception;
 use super::super::query::Query;
 
 /// An exact string the query names in at most this many entries marks where a request is
@@ -55,6 +56,22 @@ pub(in super::super) fn raise_traced_entries(
     }
 }
 
+/// The exception a long Python trace raised (`KeyError: 'HX-999'`) is a unit of its own under
+/// its entry's first line, and what an answer quotes of the entry: it ranks with that line,
+/// never below it. Below, it would cost the room of a whole entry of frames to show, and
+/// lose to shorter entries, though the line above it was kept.
+pub(in super::super) fn raise_raised_exceptions(doc: &Doc<'_>, scores: &mut [f32]) {
+    for u in 0..doc.units.len() {
+        let unit = &doc.units[u];
+        if let Some(head) = unit.parent.get().filter(|&p| p < u)
+            && unit.level == Level::Error
+            && is_raised_exception(doc.text(u))
+        {
+            scores[u] = scores[u].max(scores[head]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::methods::extract::Hints;
@@ -98,6 +115,46 @@ mod tests {
             scores[answer] > other_answers,
             "{} <= {other_answers}",
             scores[answer]
+        );
+    }
+
+    #[test]
+    fn the_exception_a_long_trace_raised_ranks_with_its_entry() {
+        // An asyncio server's log: each failed message logs a long trace of framework frames,
+        // the exception last.
+        let mut text = String::new();
+        for i in 0..6 {
+            text.push_str(&format!(
+                "2026-11-29 22:47:5{i}.596 ERROR   [asyncio] Exception in callback process()\n\
+                 Traceback (most recent call last):\n"
+            ));
+            for f in 0..12 {
+                text.push_str(&format!(
+                    "  File \"/usr/lib/python3/dist-packages/ws/protocol.py\", line {}, in step{f}\n    self.step{}()\n",
+                    100 + f,
+                    f + 1
+                ));
+            }
+            text.push_str(&format!("KeyError: 'HX-{i}'\n"));
+            for k in 0..20 {
+                text.push_str(&format!(
+                    "2026-11-29 22:47:5{i}.7{k:02} DEBUG   [ws] frame {k} received from peer\n"
+                ));
+            }
+        }
+        let doc = log::build(&text);
+        let query = Query::from_hints(&Hints::new().with_query("which exceptions were raised?"));
+        let scores = score(&doc, query.as_ref());
+        let raised = (0..doc.units.len())
+            .find(|&u| doc.text(u) == "KeyError: 'HX-3'")
+            .expect("the exception is a unit of its own");
+        let head = doc.units[raised].parent.get().expect("under its entry");
+        assert!(doc.text(head).contains("Exception in callback"));
+        assert!(
+            scores[raised] >= scores[head],
+            "{} < {}",
+            scores[raised],
+            scores[head]
         );
     }
 }
