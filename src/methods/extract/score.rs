@@ -118,6 +118,9 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     {
         last_matches::raise_last_matches(doc, &query_scores, &mut scores);
     }
+    if query.is_some_and(|q| q.asks_about_the_end) && doc.kind == ContentKind::Csv {
+        last_matches::raise_last_row(doc, &mut scores);
+    }
     if let Some(q) = query
         && doc.kind == ContentKind::Log
     {

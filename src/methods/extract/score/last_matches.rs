@@ -1,7 +1,7 @@
 //! A query about the end of an output ("what identified itself at the end", "the final
 //! pass/fail counts", "under which pid did the last instance start") asks for the last of
 //! the lines it describes, not for every one: the lines matching it best are many, and the
-//! last of them, wherever they fall, are the answer.
+//! last of them, wherever they fall, are the answer. Of a table, it asks for its last row.
 
 use super::super::doc::Doc;
 
@@ -33,6 +33,15 @@ pub(in super::super) fn raise_last_matches(
     }
 }
 
+/// A table's last row, for a query about the end of a table ("the first and last values of
+/// the final probe in the table"): nothing in the row need match the query's words, its place
+/// does. It gains as the last matching line of a log does.
+pub(in super::super) fn raise_last_row(doc: &Doc<'_>, scores: &mut [f32]) {
+    if let Some(last) = (0..doc.units.len()).rev().find(|&u| !doc.units[u].pinned) {
+        scores[last] += LAST_SHARE * super::QUERY_WEIGHT;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +64,47 @@ mod tests {
         raise_last_matches(&doc, &query_scores, &mut scores);
         assert!(scores[8] > scores[6] && scores[6] > scores[4], "{scores:?}");
         assert!(scores[8] > 0.0 && scores[9] == 0.0 && scores[7] == 0.0);
+    }
+
+    #[test]
+    fn a_query_about_the_end_of_a_table_raises_its_last_row() {
+        use crate::methods::extract::Hints;
+        use crate::methods::extract::kinds::csv;
+        use crate::methods::extract::query::Query;
+        use crate::methods::extract::score::score;
+
+        let mut text = String::from("probe\tA\tB\tC\n");
+        for i in 0..200 {
+            text.push_str(&format!(
+                "{}_at\t{}.5\t{}.25\t{}.75\n",
+                31500 + i,
+                i,
+                i + 3,
+                i * 2
+            ));
+        }
+        let doc = csv::build(&text);
+        let last = doc.units.len() - 1;
+        assert!(doc.text(last).starts_with("31699_at"));
+        let ask = |q: &str| {
+            score(
+                &doc,
+                Query::from_hints(&Hints::new().with_query(q)).as_ref(),
+            )
+        };
+        let at_the_end = ask("what are the values of the final probe in the table?");
+        // Of the rows: the header is pinned, chosen first whatever it scores.
+        let best_other = (0..last)
+            .filter(|&u| !doc.units[u].pinned)
+            .map(|u| at_the_end[u])
+            .fold(f32::MIN, f32::max);
+        assert!(
+            at_the_end[last] > best_other,
+            "{} <= {best_other}",
+            at_the_end[last]
+        );
+        // Asked about no place, the last row is a row like the others.
+        let anywhere = ask("what are the values of each probe?");
+        assert!(anywhere[last] < at_the_end[last]);
     }
 }
