@@ -92,14 +92,32 @@ fn authority(url: &str) -> String {
     rest.split('/').next().unwrap_or(rest).to_owned()
 }
 
-/// One condensed call through the relay and LiteLLM, timed.
-async fn condense_through(model: &str) -> Option<(Condensed, Duration, usize, Condenser)> {
+/// Numbers each call's query, so that a backend counts only the requests of its own call: a
+/// request LiteLLM still holds for an earlier test's call (one the deadline cut) may reach the
+/// fixed port once the next test's backend listens there.
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One condensed call through the relay and LiteLLM, timed; and the mark its query carries.
+async fn condense_through(model: &str) -> Option<(Condensed, Duration, usize, Condenser, String)> {
     let (url, key) = proxy()?;
     let relay = CountingRelay::start(authority(&url)).await;
     let condenser = condenser(relay.url(), &key, model);
+    let mark = format!(
+        "zzcall{}",
+        CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    );
+    let query = format!("which segment failed its checksum? {mark}");
     let started = Instant::now();
-    let outcome = condenser.condense(&output(), &request()).await;
-    Some((outcome, started.elapsed(), relay.requests(), condenser))
+    let outcome = condenser
+        .condense(&output(), &Request::new("read_log").with_query(&query))
+        .await;
+    Some((
+        outcome,
+        started.elapsed(),
+        relay.requests(),
+        condenser,
+        mark,
+    ))
 }
 
 /// What every fault must leave the agent with: an extractive answer in time that still has the
@@ -132,8 +150,10 @@ async fn against_backend(reply: Reply) -> Option<(Condensed, Duration, usize, us
     proxy()?;
     let _turn = BACKEND.lock().await;
     let backend = FakeLlm::with_handler_on(backend_port(), move |_| reply.clone()).await;
-    let (outcome, elapsed, attempts, condenser) = condense_through("faulty-backend").await?;
-    let backend_requests = backend.requests();
+    let (outcome, elapsed, attempts, condenser, mark) = condense_through("faulty-backend").await?;
+    let backend_requests = (backend.received().iter())
+        .filter(|r| r.body.to_string().contains(&mark))
+        .count();
     drop(backend);
     Some((outcome, elapsed, attempts, backend_requests, condenser))
 }
@@ -240,7 +260,7 @@ async fn an_overlong_answer_is_cut_to_the_budget() {
 
 #[tokio::test]
 async fn a_dead_backend_falls_back_after_bounded_retries() {
-    let Some((outcome, elapsed, attempts, condenser)) = condense_through("dead-backend").await
+    let Some((outcome, elapsed, attempts, condenser, _)) = condense_through("dead-backend").await
     else {
         return;
     };
