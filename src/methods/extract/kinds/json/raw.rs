@@ -28,7 +28,12 @@ pub(crate) fn is_document(text: &str) -> bool {
 pub(crate) fn parse_value(text: &str) -> Option<Value> {
     match serde_json::from_str(text) {
         Ok(value) => Some(value),
-        Err(_) => serde_json::from_str(&with_huge_numbers_quoted(text)?).ok(),
+        // Only that error earns a second pass: a text that is no document at all (JSON Lines,
+        // a log opening with `{`) fails for other reasons, and is not scanned again.
+        Err(error) if error.to_string().starts_with("number out of range") => {
+            serde_json::from_str(&with_huge_numbers_quoted(text)?).ok()
+        }
+        Err(_) => None,
     }
 }
 
@@ -39,42 +44,29 @@ fn with_huge_numbers_quoted(text: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
-    let mut in_string = false;
     while i < bytes.len() {
-        let b = bytes[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
+        match bytes[i] {
+            b'"' => i = string_end(bytes, i),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while bytes
+                    .get(i)
+                    .is_some_and(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                {
+                    i += 1;
+                }
+                let number = &text[start..i];
+                if number.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                    out.push_str(&text[copied..start]);
+                    out.push('"');
+                    out.push_str(number);
+                    out.push('"');
+                    copied = i;
+                }
             }
-            i += 1;
-            continue;
+            _ => i += 1,
         }
-        if b == b'"' {
-            in_string = true;
-            i += 1;
-            continue;
-        }
-        if b == b'-' || b.is_ascii_digit() {
-            let start = i;
-            while i < bytes.len()
-                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-            {
-                i += 1;
-            }
-            let number = &text[start..i];
-            if number.parse::<f64>().is_ok_and(f64::is_infinite) {
-                let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-                out.push_str(&text[copied..start]);
-                out.push('"');
-                out.push_str(number);
-                out.push('"');
-                copied = i;
-            }
-            continue;
-        }
-        i += 1;
     }
     let mut out = out?;
     out.push_str(&text[copied..]);
