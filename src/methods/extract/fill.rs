@@ -41,6 +41,13 @@ pub(crate) struct Filled {
     pub(crate) omitted_units: usize,
 }
 
+/// What a unit of `bytes` costs against its score when units are chosen: 1 for a line, the
+/// square root of its length in lines for a longer one.
+pub(crate) fn length_cost(bytes: usize) -> f32 {
+    let lines = bytes as f32 / SHORT_UNIT_BYTES;
+    if lines > 1.0 { lines.sqrt() } else { 1.0 }
+}
+
 pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &TokenCounter) -> Filled {
     let n = doc.units.len();
     // Value per token: a unit much longer than a line has to score higher to be worth its
@@ -50,9 +57,8 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
         .iter()
         .zip(scores)
         .map(|(u, &s)| {
-            let lines = u.span.len() as f32 / SHORT_UNIT_BYTES;
-            if s > 0.0 && lines > 1.0 {
-                s / lines.sqrt()
+            if s > 0.0 {
+                s / length_cost(u.span.len())
             } else {
                 s
             }

@@ -177,7 +177,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         traces::raise_raised_exceptions(doc, &mut scores);
     }
     if let Some(q) = query {
-        parts::raise_rare_word_units(q, &matches, &mut scores);
+        parts::raise_rare_word_units(doc, q, &matches, &mut scores);
     }
     scores
 }

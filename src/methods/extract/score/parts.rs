@@ -5,6 +5,7 @@
 //! paragraph introduces; the best unit holding a rare query word ranks among the first.
 
 use super::super::doc::Doc;
+use super::super::fill::length_cost;
 use super::super::query::Query;
 
 /// The share of a heading's query match its first paragraphs gain, in order.
@@ -29,6 +30,7 @@ const MAX_SHORT_SECTION: usize = 8;
 /// at least this high.
 const RARE_WORD_RANK: usize = 16;
 const MAX_RARE_WORD_UNITS: usize = 3;
+const SOLE_WORD_RANK: usize = 4;
 /// Shorter words are not raised so.
 const MIN_RARE_WORD_LEN: usize = 5;
 /// At most this many units are raised so.
@@ -237,7 +239,12 @@ fn is_list_item(text: &str) -> bool {
 /// Mondays", beside a class name every paragraph holds): the best unit holding it ranks
 /// among the first [`RARE_WORD_RANK`], so that each part of a question of several is answered,
 /// not only the part whose words are everywhere.
-pub(super) fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], scores: &mut [f32]) {
+pub(super) fn raise_rare_word_units(
+    doc: &Doc<'_>,
+    query: &Query,
+    matches: &[(u32, u32)],
+    scores: &mut [f32],
+) {
     let n = scores.len();
     let words = query.words.len();
     if n <= RARE_WORD_RANK || words == 0 {
@@ -265,8 +272,16 @@ pub(super) fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], score
         return;
     }
     holders.sort_by_key(Vec::len);
-    let mut ranked: Vec<f32> = scores.to_vec();
+    // Ranked as units are chosen to fill the budget: by score per length.
+    let cost: Vec<f32> = doc
+        .units
+        .iter()
+        .map(|u| length_cost(u.span.len()))
+        .collect();
+    let mut ranked: Vec<f32> = scores.iter().zip(&cost).map(|(s, c)| s / c).collect();
     let (_, &mut floor, _) = ranked.select_nth_unstable_by(RARE_WORD_RANK, |a, b| b.total_cmp(a));
+    let (_, &mut sole_floor, _) =
+        ranked.select_nth_unstable_by(SOLE_WORD_RANK, |a, b| b.total_cmp(a));
     let mut raised = 0;
     for units in holders {
         if raised == MAX_RAISED_UNITS {
@@ -277,8 +292,9 @@ pub(super) fn raise_rare_word_units(query: &Query, matches: &[(u32, u32)], score
             .map(|&u| u as usize)
             .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
             .expect("not empty");
-        if scores[best] < floor {
-            scores[best] = floor + 0.01;
+        let floor = if units.len() == 1 { sole_floor } else { floor };
+        if scores[best] < floor * cost[best] {
+            scores[best] = (floor + 0.01) * cost[best];
             raised += 1;
         }
     }
@@ -289,7 +305,7 @@ mod tests {
     use super::*;
     use crate::methods::extract::Hints;
     use crate::methods::extract::detect::ContentKind;
-    use crate::methods::extract::kinds::markdown;
+    use crate::methods::extract::kinds::{lines, markdown};
     use crate::methods::extract::score::score;
 
     #[test]
@@ -468,6 +484,11 @@ mod tests {
         ))
         .unwrap();
         let word = |w: &str| q.word_index(w).expect("a query word") as u32;
+        let text: String = (0..40)
+            .map(|u| format!("line {u:02} of the handler\n"))
+            .collect();
+        let doc = lines::build(&text, lines::Style::Text);
+        assert_eq!(doc.units.len(), 40);
         // 40 units, best first; "monday" is held by units 35 and 37 only, "handler" by every
         // unit, and "case" (a word of the question's own) by unit 39 alone.
         let mut scores: Vec<f32> = (0..40).map(|u| 40.0 - u as f32).collect();
@@ -477,11 +498,43 @@ mod tests {
             (37, word("monday")),
             (39, word("case")),
         ]);
-        raise_rare_word_units(&q, &matches, &mut scores);
+        raise_rare_word_units(&doc, &q, &matches, &mut scores);
         let rank = |u: usize| scores.iter().filter(|&&x| x > scores[u]).count();
         assert!(rank(35) <= RARE_WORD_RANK, "{}", rank(35));
+        assert!(rank(35) > SOLE_WORD_RANK, "{}", rank(35));
         // Only the best holder is raised, and a short word raises nothing.
         assert!(rank(37) > RARE_WORD_RANK);
         assert!(rank(39) > RARE_WORD_RANK);
+    }
+
+    #[test]
+    fn a_long_unit_alone_holding_a_query_word_is_raised_by_its_score_per_length() {
+        // "turchese" names one long record; "heading" is in every short line.
+        let q = Query::from_hints(
+            &Hints::new().with_query("where is the vessel TURCHESE heading, per its record?"),
+        )
+        .unwrap();
+        let word = |w: &str| q.word_index(w).expect("a query word") as u32;
+        let long = format!("vessel 24760 name TURCHESE {}\n", "pgn 129794 ".repeat(90));
+        let mut text: String = (0..39)
+            .map(|u| format!("heading {u:02} short line\n"))
+            .collect();
+        text.push_str(&long);
+        let doc = lines::build(&text, lines::Style::Text);
+        assert_eq!(doc.units.len(), 40);
+        let mut scores: Vec<f32> = (0..40).map(|u| 40.0 - u as f32).collect();
+        let mut matches: Vec<(u32, u32)> = (0..39).map(|u| (u, word("head"))).collect();
+        matches.push((39, word("turches")));
+        raise_rare_word_units(&doc, &q, &matches, &mut scores);
+        // Among the first few as the budget is filled: by score per length.
+        let cost: Vec<f32> = doc
+            .units
+            .iter()
+            .map(|u| length_cost(u.span.len()))
+            .collect();
+        let value = |u: usize| scores[u] / cost[u];
+        let rank = (0..40).filter(|&u| value(u) > value(39)).count();
+        assert!(cost[39] > 2.0, "{}", cost[39]);
+        assert!(rank <= SOLE_WORD_RANK, "{rank}");
     }
 }
