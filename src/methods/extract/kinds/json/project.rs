@@ -44,6 +44,9 @@ const VALUE_NAMED_EXACTLY: i32 = 5;
 const VALUE_WORD_NAMED: i32 = 2;
 const RARE_WORD_NAMED: i32 = 1;
 const IDENTITY: i32 = 3;
+/// A member keyed `value` is what its object holds when no member names the object: the
+/// members beside it (`meta`, `$source`, `timestamp`) describe it.
+const HELD_VALUE: i32 = 3;
 const NOTABLE: i32 = 4;
 const OPAQUE: i32 = -4;
 
@@ -407,9 +410,17 @@ fn collect<'v>(
     if depth > MAX_DEPTH {
         return;
     }
+    // A pair's `value` (`{"name":"LOG_LEVEL","value":"debug"}`) says nothing without its name.
+    let unnamed = v
+        .as_object()
+        .is_some_and(|map| !map.keys().any(|k| is_identity_key(k)));
     for_each_child(v, path, MAX_ITEMS, |key, x, path| {
         if is_leaf(x) {
-            leaves.push(leaf(path, x, key, depth, named, query));
+            let mut leaf = leaf(path, x, key, depth, named, query);
+            if unnamed && key.is_some_and(|k| k.eq_ignore_ascii_case("value")) {
+                leaf.score += HELD_VALUE;
+            }
+            leaves.push(leaf);
         } else {
             let key_named = key.is_some_and(|k| key_words_named(k, query).1 > 0);
             let inherited = named + if key_named { PARENT_KEY_NAMED } else { 0 };

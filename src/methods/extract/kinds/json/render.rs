@@ -366,6 +366,7 @@ pub(super) fn choose_scalars<'m>(
     let query = ctx.query;
     let mut ranked: Vec<(u8, usize, usize, &str)> = Vec::new();
     let mut buf = String::new();
+    let unnamed = !map.keys().any(|k| is_naming_key(k));
     for (i, (k, x)) in map.iter().enumerate() {
         if exclude(k) {
             continue;
@@ -393,6 +394,11 @@ pub(super) fn choose_scalars<'m>(
         }
         if depth == 0 && (ctx.notable)(k, x) {
             rank += 3;
+        }
+        // A member keyed `value` is what its object holds, at any depth, when no member names
+        // the object: the others of `{"meta":…,"value":"PALDISKI","$source":…}` describe it.
+        if unnamed && k.eq_ignore_ascii_case("value") && !x.is_object() && !x.is_array() {
+            rank += 4;
         }
         ranked.push((rank, size, i, k.as_str()));
     }

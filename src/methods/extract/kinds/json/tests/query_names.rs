@@ -226,3 +226,90 @@ fn a_key_is_named_by_its_words_past_a_short_namespace_prefix() {
     assert!(!named::is_key_named(&query, "chrony_ntp"));
     assert!(!named::is_key_named(&query, "cc_apt"));
 }
+
+/// Vessels in the shape of a marine data model: every reading is an object of a `value`
+/// beside what describes it (`meta`, `$source`, `timestamp`, `pgn`), nested a few levels deep.
+fn vessels() -> Value {
+    let reading = |value: Value| {
+        serde_json::json!({
+            "meta": {"description": "A reading as the transponder reported it, with its units"},
+            "value": value,
+            "$source": "n2k.43",
+            "timestamp": "2014-08-15T19:00:32.597Z",
+            "pgn": 129794,
+        })
+    };
+    let names = [
+        "ALDER", "BIRCH", "CEDAR", "DAMSON", "ELDER", "FIR", "GORSE", "HAZEL", "KESTREL", "LARCH",
+        "MAPLE", "OAK",
+    ];
+    let mut fleet = serde_json::Map::new();
+    // The own vessel first, with readings of its own; then the targets it sees.
+    let mut own = serde_json::Map::new();
+    for k in [
+        "headingTrue",
+        "speedOverGround",
+        "courseOverGround",
+        "log",
+        "depth",
+        "position",
+    ] {
+        own.insert(k.into(), reading(3.5.into()));
+    }
+    fleet.insert(
+        "urn:mrn:signalk:uuid:fb3cee37".into(),
+        serde_json::json!({"uuid": "urn:mrn:signalk:uuid:fb3cee37", "navigation": own}),
+    );
+    for (i, name) in names.iter().enumerate() {
+        let port = if *name == "KESTREL" {
+            "PORTLAND"
+        } else {
+            "HARBOUR"
+        };
+        fleet.insert(
+            format!("urn:mrn:imo:mmsi:2476040{i:02}"),
+            serde_json::json!({
+                "mmsi": format!("2476040{i:02}"),
+                "sensors": {"ais": {"class": reading("A".into()), "fromBow": reading(80.into())}},
+                "name": name,
+                "navigation": {"destination": {
+                    "commonName": reading(port.into()),
+                    "eta": reading(format!("2014-08-1{i}T10:00:00.000Z").into()),
+                }},
+                "design": {"length": reading(136.into()), "beam": reading(22.into())},
+            }),
+        );
+    }
+    serde_json::json!({ "vessels": fleet })
+}
+
+#[test]
+fn a_reading_keeps_its_value_before_what_describes_it() {
+    let query = query_of("Where is the vessel KESTREL heading, and which source and PGN say so?");
+    let fleet = vessels();
+    let kestrel = fleet["vessels"]
+        .as_object()
+        .and_then(|m| m.values().find(|v| v["name"] == "KESTREL"))
+        .expect("the KESTREL record");
+    // Cut to fit, and projected to the leaves the query names: either way the readings keep
+    // their values.
+    let (none, notable) = (|_: &str| false, |_: &str, _: &Value| false);
+    let usual = render::render_within(kestrel, 300, (Some(&query), false, &[]), &none, &notable);
+    assert!(usual.contains(r#""value":"PORTLAND""#), "{usual}");
+    let rarity = project::Rarity {
+        rare_word: &|_| true,
+        common_exact: &[],
+    };
+    let folded = render::render_within(kestrel, 120, (Some(&query), false, &[]), &none, &notable);
+    let projected = project::project(
+        kestrel,
+        500,
+        &query,
+        &rarity,
+        (&folded, ""),
+        &none,
+        &notable,
+    )
+    .expect("projected: the query names the readings' source and PGN");
+    assert!(projected.contains(r#""value":"PORTLAND""#), "{projected}");
+}
