@@ -49,6 +49,9 @@ pub(crate) struct Query {
     /// The short keys adjacent query words abbreviate to ("package URL" is `purl`, "process
     /// id" `pid`, "current working directory" `cwd`), stemmed as the query's words.
     acronyms: std::collections::HashSet<String, WordHash>,
+    /// The keys its question words ask for: a "why" asks for a `reason` or a `cause`
+    /// (`state_reason: DependencyNeverSatisfied` says why a job waits).
+    asked_keys: &'static [&'static str],
     /// The initials values write for names the query spells out, each with the name's last
     /// word: (`nc`, `commercial`) of "non-commercial".
     initialisms: Vec<(String, String)>,
@@ -207,6 +210,17 @@ const SYNONYMS: &[&[&str]] = &[
     &["unused", "unimported", "unreferenced"],
 ];
 
+/// The key words (stemmed) a question word asks for.
+const WHY_KEYS: &[&str] = &["reason", "caus"];
+
+/// The keys `text`'s question words ask for: [`WHY_KEYS`] when it asks why.
+fn asked_keys(text: &str) -> &'static [&'static str] {
+    let asks_why = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| w.eq_ignore_ascii_case("why"));
+    if asks_why { WHY_KEYS } else { &[] }
+}
+
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
 const MIN_COMPOUND_SPLIT: usize = 3;
 
@@ -238,6 +252,7 @@ impl Query {
             query.bounds = bounds(&text);
             query.asks_about_the_end = asks_about_the_end(&text);
             query.acronyms = acronyms(&text);
+            query.asked_keys = asked_keys(&text);
             query.initialisms = initialisms(&text);
             // What the query negates, an output may write as one word: "not declared" is
             // `undeclared`; a word of its own, as rare as the output has it, not the word it
@@ -391,7 +406,10 @@ impl Query {
     /// Whether a key's `word` (lowercased, stemmed) names what the query asks for: is one of
     /// its words, or what adjacent ones abbreviate to (`purl` for "package URL").
     pub(crate) fn names_key_word(&self, word: &str) -> bool {
-        self.words.contains_key(word) || self.acronyms.contains(word) || self.compounds(word)
+        self.words.contains_key(word)
+            || self.acronyms.contains(word)
+            || self.asked_keys.contains(&word)
+            || self.compounds(word)
     }
 
     /// Whether `word` runs two of the query's words, or their short forms, together with no

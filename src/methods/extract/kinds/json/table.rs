@@ -68,6 +68,11 @@ const NUMBER: i32 = 2;
 const OTHER: i32 = 1;
 const NESTED: i32 = -1;
 const KEY_NAMED: i32 = 5;
+/// A record's own short text field keyed as its name (`name`, `jobName`): what a row is read
+/// by, before other fields of its score. A longer one (an issue's `title`) is a sentence that
+/// would crowd the row.
+const NAMING_KEY: i32 = 1;
+const MAX_NAME_BYTES: usize = 32;
 
 /// The columns of one array of records.
 pub(super) struct Table {
@@ -398,6 +403,12 @@ fn score(
     };
     if path.contains('.') {
         score += NESTED;
+    } else if !list
+        && stats.strings * 2 > present
+        && average <= MAX_NAME_BYTES
+        && super::render::is_naming_key(path)
+    {
+        score += NAMING_KEY;
     }
     Some(score + named)
 }

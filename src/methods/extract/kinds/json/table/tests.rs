@@ -262,3 +262,71 @@ fn a_lists_one_object_shows_its_deeper_values() {
             .contains("locations[0].physicalLocation.artifactLocation.uri")
     );
 }
+
+/// Queued jobs in the shape of a batch scheduler's queue: many fields, timestamps and ids
+/// among them, the job's short name late, and why a job waits in a field of its own.
+fn jobs() -> Vec<Value> {
+    let reasons = [
+        "Priority",
+        "Resources",
+        "Dependency",
+        "PartitionDown",
+        "BeginTime",
+    ];
+    (0..10)
+        .map(|i| {
+            let mut job = serde_json::Map::new();
+            for (k, time) in ["accrue", "eligible", "end", "preempt", "resize", "start"]
+                .iter()
+                .enumerate()
+            {
+                job.insert(
+                    format!("{time}_time"),
+                    json!(1_796_004_879 + i * 37 + k as i64),
+                );
+            }
+            job.insert("job_id".into(), json!(20 + i));
+            job.insert(
+                "job_state".into(),
+                json!(if i < 2 { "RUNNING" } else { "PENDING" }),
+            );
+            for k in 0..30 {
+                job.insert(
+                    format!("setting_{k:02}"),
+                    json!(format!("default value {k}")),
+                );
+            }
+            job.insert("name".into(), json!(format!("etl-step-{i}")));
+            job.insert(
+                "partition".into(),
+                json!(if i % 2 == 0 { "batch" } else { "short" }),
+            );
+            job.insert("state_reason".into(), json!(reasons[i as usize % 5]));
+            job.insert("submit_time".into(), json!(1_796_004_000 + i * 5));
+            Value::Object(job)
+        })
+        .collect()
+}
+
+#[test]
+fn a_why_question_asks_for_the_reason_column_and_rows_keep_the_record_name() {
+    let q = Query::from_hints(&Hints::new().with_query(
+        "Why is the job in the short partition still waiting, and which time was it submitted?",
+    ))
+    .unwrap();
+    let mut builder = TableBuilder::default();
+    for job in jobs() {
+        builder.add(&job, Some(&q));
+    }
+    let table = builder.finish(Some(&q)).expect("a table");
+    assert!(
+        table.columns.iter().any(|c| c == "state_reason"),
+        "{:?}",
+        table.columns
+    );
+    assert!(
+        table.columns.iter().any(|c| c == "name"),
+        "{:?}",
+        table.columns
+    );
+}
