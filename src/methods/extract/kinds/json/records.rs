@@ -20,11 +20,14 @@ use super::{
     Builder, FEW_RECORDS, INLINE_BYTES, NAMED_KEY_PRIOR, last_segment, project, spacing, table,
 };
 use crate::methods::extract::doc::{Field, FieldValue, Level, Unit};
+use crate::methods::extract::query::Query;
 
 /// Records are projected only when this many bytes are theirs: each projected leaf carries its
 /// path, and below this the usual rendering's summary of the record reads better.
 const MIN_PROJECTION_BYTES: usize = 600;
 const CONTAINER_LINES: usize = 4;
+/// How deep under a record [`holds_a_long_list`] looks for its list.
+const MAX_LIST_DEPTH: usize = 3;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Rows of a table are given their record in full (for the room left when the whole document
@@ -54,7 +57,7 @@ const GROUP_RECORDS: usize = 4;
 /// holding half its size or more: a home's rooms, modules and schedules), or is itself a map
 /// of many objects keyed by name or id (a PDF's objects, a lock file's packages): a container
 /// of records, not a tree of settings.
-fn holds_its_records(item: &Value, size: usize) -> bool {
+fn holds_its_records(item: &Value, size: usize, query: Option<&Query>) -> bool {
     let Value::Object(map) = item else {
         return item.is_array();
     };
@@ -65,7 +68,35 @@ fn holds_its_records(item: &Value, size: usize) -> bool {
         .map(|v| approx_len(v, whole))
         .sum();
     let objects = map.values().filter(|v| v.is_object()).count();
-    lists * 2 >= whole.max(size) || (objects >= MIN_KEYED_RECORDS && objects * 4 >= map.len() * 3)
+    lists * 2 >= whole.max(size)
+        || (objects >= MIN_KEYED_RECORDS && objects * 4 >= map.len() * 3)
+        || query.is_some_and(|q| holds_a_named_long_list(item, whole, q))
+}
+
+/// Whether most of `item`'s `whole` bytes are one long list of records, reached through
+/// members that each hold most of them, one of whose keys the query names (a data package's
+/// resource, whose `schema.fields` are a thousand field descriptors, for "the last field of
+/// the schema"). A list the query does not name is bookkeeping beside what it asks (a
+/// deployment's `metadata.managedFields`).
+fn holds_a_named_long_list(item: &Value, whole: usize, query: &Query) -> bool {
+    let mut at = item;
+    let mut named = false;
+    for _ in 0..MAX_LIST_DEPTH {
+        let Value::Object(map) = at else {
+            break;
+        };
+        let Some((key, biggest)) = map.iter().max_by_key(|(_, v)| approx_len(v, whole)) else {
+            return false;
+        };
+        if approx_len(biggest, whole) * 2 < whole {
+            return false;
+        }
+        named |= is_key_named(query, key);
+        at = biggest;
+    }
+    named
+        && matches!(at, Value::Array(items)
+            if items.len() > FEW_RECORDS && items.iter().all(Value::is_object))
 }
 
 impl Builder<'_> {
@@ -229,7 +260,7 @@ impl Builder<'_> {
         let container = CONTAINER_LINES * self.max_unit_bytes;
         if count <= FEW_RECORDS
             && approx_len(item, container) > container
-            && holds_its_records(item, container)
+            && holds_its_records(item, container, self.query)
         {
             // A few records, each a document's worth that is mostly a list of records of its
             // own (the warnings of one linted file, a package's tree of dependencies): one

@@ -231,3 +231,37 @@ fn a_few_records_one_a_map_of_many_objects_are_walked_into() {
     assert_eq!(font.len(), 1, "{font:?}");
     assert!(!font[0].contains("/XObject"), "{font:?}");
 }
+
+#[test]
+fn a_few_records_one_holding_a_long_named_list_deep_in_are_walked_into() {
+    // A data package: a small resource, then one whose `schema.fields` describe a thousand
+    // columns of a questionnaire.
+    let fields: Vec<Value> = (0..300)
+        .map(|i| {
+            let (name, title) = match i {
+                141 => ("beerfreq".to_owned(), "Beer Frequency".to_owned()),
+                _ => (format!("item{i}"), format!("Item {i} Serving Size")),
+            };
+            serde_json::json!({"name": name, "title": title, "description": format!("How often is item {i} eaten?"), "type": "integer", "format": "default"})
+        })
+        .collect();
+    let package = serde_json::json!({
+        "name": "ffq",
+        "resources": [
+            {"name": "ffq-json", "path": "./data/data.json", "format": "json"},
+            {"name": "ffq-csv", "path": "./data/data.csv", "format": "csv",
+             "schema": {"fields": fields}},
+        ],
+    });
+    let q = query_of("How is the beer question titled in the CSV schema's fields?");
+    let doc = build_value(&package, Some(&q), 1000);
+    let texts = unit_texts(&doc);
+    // Its descriptors are rows of their own, the one asked for among them.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("resources[1].schema.fields[141]")
+                && t.contains("Beer Frequency")),
+        "{texts:?}"
+    );
+}
