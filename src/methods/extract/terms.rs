@@ -130,6 +130,9 @@ pub(crate) fn stem(word: &mut String) {
         let n = b.len();
         if n >= 3 && b[n - 1] == b's' && !b"aeious".contains(&b[n - 2]) {
             word.truncate(n - 1);
+        } else if n == 4 && b[3] == b'e' && !b"aeiou".contains(&b[2]) {
+            // `wage`, `file`, `name` as their plurals are stemmed (`wages` → `wag`).
+            word.truncate(3);
         }
         return;
     }
@@ -228,6 +231,10 @@ mod tests {
         assert_eq!(words("this"), vec!["this"]);
         assert_eq!(words("does"), vec!["does"]);
         assert_eq!(words("keys"), words("key"));
+        assert_eq!(words("wages"), words("wage"));
+        assert_eq!(words("files"), words("file"));
+        assert_eq!(words("names"), words("name"));
+        assert_eq!(words("true"), vec!["true"]);
     }
 
     #[test]

@@ -496,7 +496,7 @@ mod tests {
         matches.extend([
             (35, word("monday")),
             (37, word("monday")),
-            (39, word("case")),
+            (39, word("cas")),
         ]);
         raise_rare_word_units(&doc, &q, &matches, &mut scores);
         let rank = |u: usize| scores.iter().filter(|&&x| x > scores[u]).count();
