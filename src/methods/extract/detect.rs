@@ -158,7 +158,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     }
     // Text that starts like JSON but does not parse is a broken document, not source code.
     let broken_json = trimmed.starts_with('{') || trimmed.starts_with('[');
-    let code = !broken_json && looks_like_code(&spread);
+    let code = !broken_json && (looks_like_code(&spread) || defines_python(text));
     // `# comment` lines of Perl, Python or shell read like headings; a document with fenced
     // blocks, links or underlined headings is markdown (its `  * ` items read like the lines
     // of a block comment), code without them is code.
@@ -507,6 +507,47 @@ fn looks_like_code(lines: &[&str]) -> bool {
         })
         .count();
     codey * 10 >= lines.len() * 4
+}
+
+/// Whether `text` is a Python module whose functions are documented at length: its sample
+/// windows fall inside docstrings (parameters, examples, notes) more than in code, but it
+/// opens as a module does and its `def` and `class` lines, each ending its signature's line
+/// as only code does, are many.
+fn defines_python(text: &str) -> bool {
+    /// Definitions needed, and the share of non-blank lines they must be at least.
+    const MIN_DEFINITIONS: usize = 8;
+    const MIN_DEFINITION_SHARE: usize = 100;
+    // A module opens with its docstring, imports or code; test and type-checker reports
+    // that quote definitions open with their own banner.
+    let opening = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    let opens_a_module = opening.is_some_and(|l| {
+        [
+            "\"\"\"", "r\"\"\"", "'''", "import ", "from ", "def ", "class ", "@",
+        ]
+        .iter()
+        .any(|start| l.starts_with(start))
+    });
+    if !opens_a_module {
+        return false;
+    }
+    let (mut definitions, mut lines) = (0, 0);
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        if (t.starts_with("def ") || t.starts_with("class "))
+            && (t.ends_with(':') || t.ends_with('(') || t.ends_with(','))
+        {
+            definitions += 1;
+        }
+    }
+    definitions >= MIN_DEFINITIONS && definitions * MIN_DEFINITION_SHARE >= lines
 }
 
 /// `name = value` or `self.name: T = value`: a statement, not prose (which rarely starts with

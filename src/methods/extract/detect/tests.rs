@@ -330,3 +330,25 @@ fn a_markdown_file_that_opens_with_a_centred_html_banner_is_markdown() {
     fragment.push_str("</div>\n");
     assert_eq!(detect(&fragment).0, ContentKind::Html);
 }
+
+#[test]
+fn a_python_module_documented_at_length_is_code() {
+    // Each function's numpy-style docstring is longer than its body.
+    let mut module = String::from("\"\"\"\nShortest paths.\n\"\"\"\n\nimport heapq\n\n");
+    for f in 0..12 {
+        module.push_str(&format!("def path_{f}(G, source, weight=\"weight\"):\n"));
+        module.push_str(
+            "    \"\"\"Returns the shortest path from source.\n\n    Parameters\n    ----------\n",
+        );
+        for p in 0..25 {
+            module.push_str(&format!(
+                "    arg{p} : node\n        Starting node number {p} for the path, as given.\n"
+            ));
+        }
+        module.push_str("    \"\"\"\n    dist = {}\n    return dist\n\n");
+    }
+    assert_eq!(detect(&module).0, ContentKind::Code);
+    // A test report quoting definitions opens with its banner, and stays text.
+    let report = format!("============ test session starts ============\n{module}");
+    assert_ne!(detect(&report).0, ContentKind::Code);
+}
