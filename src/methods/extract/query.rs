@@ -10,8 +10,8 @@ use super::terms::{for_each_word, is_stopword};
 use bounds::{bounds, without_threshold_numbers};
 use columns::{names_one_of, words_named};
 use phrases::{
-    absent_words, asks_about_the_end, compound_words, ends_asked, negated_words, ranked_words,
-    source_phrase, without_exclusions, without_self_description,
+    absent_words, asked_keys, asks_about_the_end, compound_words, ends_asked, negated_words,
+    ranked_words, source_phrase, without_exclusions, without_self_description,
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
@@ -209,17 +209,6 @@ const SYNONYMS: &[&[&str]] = &[
     &["killed", "caught", "detected"],
     &["unused", "unimported", "unreferenced"],
 ];
-
-/// The key words (stemmed) a question word asks for.
-const WHY_KEYS: &[&str] = &["reason", "caus"];
-
-/// The keys `text`'s question words ask for: [`WHY_KEYS`] when it asks why.
-fn asked_keys(text: &str) -> &'static [&'static str] {
-    let asks_why = text
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .any(|w| w.eq_ignore_ascii_case("why"));
-    if asks_why { WHY_KEYS } else { &[] }
-}
 
 /// Each of two words run together into a key is this long at least (`msg` of `errormsg`).
 const MIN_COMPOUND_SPLIT: usize = 3;

@@ -47,6 +47,17 @@ const EXCLUSIONS: &[&[&str]] = &[
 const MAX_LIST_ITEM_WORDS: usize = 2;
 const QUESTION_WORDS: &[&str] = &["which", "what", "why", "how", "where", "when", "who"];
 
+/// The key words (stemmed) a question word asks for.
+const WHY_KEYS: &[&str] = &["reason", "caus"];
+
+/// The keys `text`'s question words ask for: [`WHY_KEYS`] when it asks why.
+pub(super) fn asked_keys(text: &str) -> &'static [&'static str] {
+    let asks_why = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| w.eq_ignore_ascii_case("why"));
+    if asks_why { WHY_KEYS } else { &[] }
+}
+
 /// The marks that end a clause, at the end of a token.
 pub(super) const CLAUSE_ENDS: [char; 7] = [',', ';', ':', '?', '.', '!', ')'];
 

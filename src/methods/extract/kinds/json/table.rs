@@ -15,6 +15,9 @@ use super::render::is_name_value_list;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 use crate::methods::extract::tree::noise::opaque_share;
+use cells::{Cell, for_each_cell};
+
+mod cells;
 
 /// Fewer records than this read as well in full.
 pub(super) const MIN_RECORDS: usize = 4;
@@ -47,12 +50,6 @@ const MIN_COLUMNS: usize = 2;
 /// Values up to this long are searched for another value by scanning for its first byte;
 /// longer ones by a two-way search, linear whatever the text.
 const SHORT_HAYSTACK: usize = 256;
-
-/// The depths, in keys below a list's one object, whose scalars are the record's cells: the
-/// shallower ones are the list's cells already (`labels[].name`, `licenses[].license.id`), and
-/// deeper ones are detail no row needs.
-const MIN_WRAPPED_DEPTH: usize = 3;
-const MAX_WRAPPED_DEPTH: usize = 4;
 
 /// Maps of column paths and values, hashed fast: they are filled once per sampled field, and
 /// nothing here depends on their order.
@@ -429,12 +426,6 @@ fn key_named_share(path: &str, query: &Query) -> i32 {
     KEY_NAMED * named / words.max(1)
 }
 
-/// One cell's source: a scalar, or the names gathered from a list.
-enum Cell<'v> {
-    Scalar(&'v Value),
-    List,
-}
-
 /// Whether `needle` (not empty) occurs in `haystack`. Record values are mostly short, where
 /// building a searcher costs more than scanning for the needle's first byte.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -454,130 +445,6 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// The list a column's path reads a field of: `labels` of `labels[].name`.
 fn list_of(path: &str) -> Option<&str> {
     path.split_once("[].").map(|(list, _)| list)
-}
-
-/// A list of this many equal scalars or more is shown as one and its count.
-const MIN_REPEATS_COUNTED: usize = 4;
-
-/// The cell of a list of scalars: its items joined by commas, or, when they are all the same
-/// (hyperfine's 45 `exit_codes` of a run), the one item and how many times it repeats, `0×45`.
-fn list_text(items: &[Value]) -> String {
-    match items {
-        [first, rest @ ..]
-            if items.len() >= MIN_REPEATS_COUNTED && rest.iter().all(|x| x == first) =>
-        {
-            format!("{}×{}", cell_text(first), items.len())
-        }
-        _ => items.iter().map(cell_text).collect::<Vec<_>>().join(","),
-    }
-}
-
-/// Calls `f` with every candidate cell of `item`: scalars at the top and one level down
-/// (`user.login`), and lists at the top — of scalars (`tags[]`), or of small objects by each
-/// of their text fields (`labels[].name`, `licenses[].license.id`), and a list's one object by
-/// its deeper scalars too — with the cell's text.
-fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
-    let Value::Object(map) = item else { return };
-    for (k, v) in map {
-        match v {
-            Value::Object(inner) => {
-                for (ik, x) in inner {
-                    if !x.is_object() && !x.is_array() && !x.is_null() {
-                        f(&format!("{k}.{ik}"), Cell::Scalar(x), cell_text(x));
-                    }
-                }
-            }
-            Value::Array(items) => {
-                if items.iter().all(|x| !x.is_object() && !x.is_array()) {
-                    f(&format!("{k}[]"), Cell::List, list_text(items));
-                } else if items.iter().all(Value::is_object) {
-                    // Each text member of the items, and of an object they wrap (CycloneDX's
-                    // `licenses[].license.id`).
-                    let mut keys: Vec<(&String, Option<&String>)> = Vec::new();
-                    for x in items {
-                        for (ik, value) in x.as_object().into_iter().flatten() {
-                            let mut add = |key| {
-                                if !keys.contains(&key) {
-                                    keys.push(key);
-                                }
-                            };
-                            match value {
-                                Value::String(_) => add((ik, None)),
-                                Value::Object(inner) => inner
-                                    .iter()
-                                    .filter(|(_, v)| v.is_string())
-                                    .for_each(|(iik, _)| add((ik, Some(iik)))),
-                                _ => {}
-                            }
-                        }
-                    }
-                    // One object in a list is the record's own, wrapped (a finding's one
-                    // location): its values deeper than a list's names read (a SARIF result's
-                    // `locations[0].physicalLocation.artifactLocation.uri`) are the record's.
-                    if let [only] = items.as_slice() {
-                        let mut path = format!("{k}[0]");
-                        for_each_deep_scalar(only, &mut path, 0, f);
-                    }
-                    for (ik, iik) in keys {
-                        let text: Vec<&str> = items
-                            .iter()
-                            .filter_map(|x| {
-                                let v = x.get(ik)?;
-                                iik.map_or(Some(v), |iik| v.get(iik))?.as_str()
-                            })
-                            .collect();
-                        // The list's text is one cell: its links and digests make it no column.
-                        if text
-                            .iter()
-                            .any(|t| t.contains("://") || opaque_share(t) >= 0.5)
-                        {
-                            continue;
-                        }
-                        let path = match iik {
-                            Some(iik) => format!("{k}[].{ik}.{iik}"),
-                            None => format!("{k}[].{ik}"),
-                        };
-                        f(&path, Cell::List, text.join(","));
-                    }
-                }
-            }
-            Value::Null => {}
-            x => f(k, Cell::Scalar(x), cell_text(x)),
-        }
-    }
-}
-
-/// Calls `f` with each scalar of `object` at [`MIN_WRAPPED_DEPTH`] to [`MAX_WRAPPED_DEPTH`]
-/// keys below it (shallower ones are its list's own cells), its path `path` and those keys.
-fn for_each_deep_scalar<'v>(
-    object: &'v Value,
-    path: &mut String,
-    depth: usize,
-    f: &mut dyn FnMut(&str, Cell<'v>, String),
-) {
-    let Value::Object(map) = object else { return };
-    for (k, v) in map {
-        let len = path.len();
-        path.push('.');
-        path.push_str(k);
-        match v {
-            Value::Object(_) if depth + 1 < MAX_WRAPPED_DEPTH => {
-                for_each_deep_scalar(v, path, depth + 1, f)
-            }
-            Value::Object(_) | Value::Array(_) | Value::Null => {}
-            x if depth + 1 >= MIN_WRAPPED_DEPTH => f(path, Cell::Scalar(x), cell_text(x)),
-            _ => {}
-        }
-        path.truncate(len);
-    }
-}
-
-fn cell_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => super::compact(other),
-    }
 }
 
 impl Table {

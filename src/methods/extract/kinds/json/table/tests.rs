@@ -1,5 +1,6 @@
 use super::*;
 use crate::methods::extract::Hints;
+use cells::list_text;
 use serde_json::json;
 
 /// Search hits in the shape of a code-hosting API's issue list, shortened.
