@@ -123,10 +123,44 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
         if level.is_some() {
             return level;
         }
-        previous_numeric =
-            (!w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) || is_process_tag(word);
+        previous_numeric = (!w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+            || is_process_tag(word)
+            || is_elapsed_time(w);
     }
     None
+}
+
+/// Whether `word` is a time in seconds to the millisecond or finer (`0.000`, `12.345678`), as
+/// PulseAudio's `(   3.083|   0.000) W: …` and other logs without a clock write it before a
+/// one-letter level.
+fn is_elapsed_time(word: &str) -> bool {
+    word.split_once('.').is_some_and(|(whole, fraction)| {
+        !whole.is_empty()
+            && fraction.len() >= 3
+            && whole
+                .bytes()
+                .chain(fraction.bytes())
+                .all(|b| b.is_ascii_digit())
+    })
+}
+
+/// What the last entry of a log gains when it is of a shape few entries share: it says how
+/// the run ended (`Daemon terminated.`, a crash, a hang at one step).
+const CLOSING_ENTRY_PRIOR: f32 = 1.5;
+/// An entry whose template more entries than this share is one more of a repeated shape (the
+/// last request of an access log).
+const MAX_CLOSING_REPEATS: usize = 2;
+
+/// Raises the last entry of the log when it is not one more of a repeated shape.
+fn raise_closing_entry(units: &mut [Unit]) {
+    let Some(last) = units.iter().rposition(|u| u.parent.get().is_none()) else {
+        return;
+    };
+    let template = units[last].template;
+    let repeats = units.iter().filter(|u| u.template == template).count();
+    if repeats <= MAX_CLOSING_REPEATS {
+        units[last].prior += CLOSING_ENTRY_PRIOR;
+    }
 }
 
 /// The process a syslog line names among its first words: `in.tftpd[21825]:`.
@@ -302,6 +336,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         }
     }
     raise_failed_statuses(&mut units, &statuses, &mut counts);
+    raise_closing_entry(&mut units);
     let total: usize = units.iter().map(|u| u.weight as usize).sum();
     let mut overview = format!(
         "[log: {} lines, {} distinct templates",

@@ -347,6 +347,58 @@ impl<'q> Builder<'q> {
         self.scalar_chunk(path, chunk_start, &chunk, parent);
     }
 
+    /// A map from keys to short lists of records (a routing table's paths per prefix, a
+    /// lock file's entries per name), read as one list of those records, each labelled with
+    /// its key (`.10.0.0.0/8[0]`): rows of one table instead of a line of keys, each summed
+    /// up as `[…1 items]`. Returns whether `members` were such a map.
+    fn keyed_record_lists<E: Element>(
+        &mut self,
+        members: &[(&str, E)],
+        path: &str,
+        parent: Option<usize>,
+    ) -> bool {
+        /// Lists longer than this are collections of their own, walked one by one.
+        const MAX_LIST_RECORDS: usize = 8;
+        let lists: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
+        let is_record_list = |item: &Item<'_>| match item {
+            Item::Parsed(value) => value.as_array().is_some_and(|records| {
+                !records.is_empty()
+                    && records.len() <= MAX_LIST_RECORDS
+                    && records.iter().all(Value::is_object)
+            }),
+            Item::Raw(_) => false,
+        };
+        let record_lists = lists.iter().filter(|item| is_record_list(item)).count();
+        if record_lists * 10 < members.len() * 8 {
+            return false;
+        }
+        let mut rows: Vec<&Value> = Vec::new();
+        let mut labels: Vec<String> = Vec::new();
+        let mut others: Vec<usize> = Vec::new();
+        for (i, item) in lists.iter().enumerate() {
+            match item {
+                Item::Parsed(value) if is_record_list(item) => {
+                    for (j, record) in value.as_array().into_iter().flatten().enumerate() {
+                        rows.push(record);
+                        labels.push(format!(".{}[{j}]", members[i].0));
+                    }
+                }
+                _ => others.push(i),
+            }
+        }
+        self.records(rows.iter(), &|i| labels[i].clone(), path, parent);
+        for i in others {
+            let (k, v) = &members[i];
+            let child = if path.is_empty() {
+                (*k).to_owned()
+            } else {
+                format!("{path}.{k}")
+            };
+            self.walk(&v.item(), &child, parent, 1);
+        }
+        true
+    }
+
     /// An object: its members as records when most are objects, else its own line (scalars
     /// inline, big children summarised) with the big children walked under it.
     fn object<E: Element>(
@@ -360,6 +412,9 @@ impl<'q> Builder<'q> {
         if members.len() >= 8 && object_members * 10 >= members.len() * 8 {
             let values = members.iter().map(|(_, v)| v);
             self.records(values, &|i| format!(".{}", members[i].0), path, parent);
+            return;
+        }
+        if members.len() >= 8 && self.keyed_record_lists(members, path, parent) {
             return;
         }
         let mut line = String::new();

@@ -51,6 +51,12 @@ fn reads_explicit_levels() {
         explicit_level("2026/11/28 17:50:31 socat[24075] N inactivity timeout triggered"),
         Some(Level::Info)
     );
+    // PulseAudio: a one-letter level after the seconds since start and since the last line.
+    assert_eq!(
+        explicit_level("(   3.083|   0.000) E: [pulseaudio][module.c:190 pa_module_load()] Failed"),
+        Some(Level::Error)
+    );
+    assert_eq!(explicit_level("took 1.5 I think"), None);
     assert_eq!(explicit_level("see socat W for the rest"), None);
     assert_eq!(
         explicit_level("Nov 28 10:00:00 host smartd[812]: I/O error on /dev/sda"),
@@ -246,4 +252,22 @@ fn thousands_are_separated() {
     assert_eq!(thousands(1203), "1,203");
     assert_eq!(thousands(12), "12");
     assert_eq!(thousands(1_000_000), "1,000,000");
+}
+
+#[test]
+fn the_last_entry_says_how_the_run_ended_unless_it_is_one_more_of_many() {
+    let mut text = String::new();
+    for i in 0..20 {
+        text.push_str(&format!("( 3.{i:03}| 0.000) D: [main] Loaded module {i}\n"));
+    }
+    text.push_str("(15.024| 0.000) I: [main] Daemon terminated.\n");
+    let doc = build(&text);
+    let last = doc.units.last().expect("units");
+    assert!(last.prior > doc.units[19].prior, "{:?}", last.prior);
+    // An access log's last request is one more of its kind.
+    let text: String = (0..20)
+        .map(|i| format!("2026-11-28 10:00:{i:02} INFO GET /item/{i} 200\n"))
+        .collect();
+    let doc = build(&text);
+    assert_eq!(doc.units.last().expect("units").prior, doc.units[0].prior);
 }

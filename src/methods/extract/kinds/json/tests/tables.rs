@@ -348,3 +348,34 @@ fn a_record_s_own_field_is_not_taken_for_one_built_from_a_nested_field() {
         "{schema}"
     );
 }
+
+#[test]
+fn a_map_of_keys_to_short_lists_of_records_reads_as_one_table() {
+    // A routing table: each prefix maps to its paths, most to one.
+    let routes: serde_json::Map<String, Value> = (0..40)
+        .map(|i| {
+            let paths = if i == 9 {
+                serde_json::json!([
+                    {"peer": "10.0.0.2", "path": "65002", "locPrf": 50, "weight": 0},
+                    {"peer": "10.0.0.3", "path": "65003", "locPrf": 100, "weight": 0}
+                ])
+            } else {
+                serde_json::json!([{"peer": "10.0.0.2", "path": "65002", "locPrf": 100, "weight": 0}])
+            };
+            (format!("45.{i}.0.0/16"), paths)
+        })
+        .collect();
+    let table = serde_json::json!({"routerId": "10.255.0.1", "routes": routes});
+    let doc = build_value(&table, None, 1000);
+    let texts = unit_texts(&doc);
+    assert!(
+        texts.iter().any(|t| t.starts_with("routes: 41 records")),
+        "{texts:?}"
+    );
+    // One row per path, labelled with its key; no line of keys summed up as `[…1 items]`.
+    assert!(
+        texts.iter().any(|t| t.contains(".45.9.0.0/16[1]")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("[…1 items]")), "{texts:?}");
+}
