@@ -123,9 +123,12 @@ pub(super) fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
     out
 }
 
-/// The query words that are the whole value of one of `item`'s top-level members, one word
-/// long (`delete`, `failed`).
+/// The short values of `item`'s top-level members that are query words and nothing else:
+/// one word (`delete`, `failed`) or a name of a few (`harbor_pa` of "the Harbor PA sink"),
+/// each given as its words joined by spaces.
 pub(super) fn query_values_in(item: &Value, query: &Query) -> Vec<String> {
+    /// Words of a name the query gives whole.
+    const MAX_NAME_WORDS: usize = 3;
     let mut out = Vec::new();
     let Value::Object(map) = item else {
         return out;
@@ -136,18 +139,20 @@ pub(super) fn query_values_in(item: &Value, query: &Query) -> Vec<String> {
             continue;
         };
         let mut words = 0;
-        let mut named = None;
+        let mut named = String::new();
+        let mut all_named = true;
         for_each_word(s, &mut buf, |w| {
             words += 1;
-            if words == 1 && query.words.contains_key(w) {
-                named = Some(w.to_owned());
+            all_named &= query.words.contains_key(w);
+            if all_named && words <= MAX_NAME_WORDS {
+                if !named.is_empty() {
+                    named.push(' ');
+                }
+                named.push_str(w);
             }
         });
-        if words == 1
-            && let Some(word) = named
-            && !out.contains(&word)
-        {
-            out.push(word);
+        if (1..=MAX_NAME_WORDS).contains(&words) && all_named && !out.contains(&named) {
+            out.push(named);
         }
     }
     out

@@ -363,12 +363,20 @@ impl Builder<'_> {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
                 let key_named = |k: &str| self.query.is_some_and(|q| is_key_named(q, k));
-                if table.singles_out(item, self.query, &row)
-                    || table.hides_what_is_asked(item, self.query, &key_named)
-                {
+                let hidden = table.hidden_asked_members(item, self.query, &key_named);
+                if table.singles_out(item, self.query, &row) {
                     (usual, None)
-                } else {
+                } else if hidden.is_empty() {
                     (row, Some(usual))
+                } else {
+                    // The row, then what it hides that is asked for: shorter than the whole
+                    // record, which is kept for when there is room.
+                    let extended = table::row_with_members(&row, &hidden);
+                    if extended.len() < usual.len() {
+                        (extended, Some(usual))
+                    } else {
+                        (usual, None)
+                    }
                 }
             }
             (_, projected) => (projected.unwrap_or(usual), None),

@@ -463,43 +463,75 @@ impl Table {
             .any(|w| self.rare_words.contains(w) && !shown.contains(w))
     }
 
-    /// Whether `item` holds a query word few of its siblings hold, and a text member the table
-    /// leaves out whose key the query names (`code` of "on what code"): the query asks for
-    /// that text of the few records it singles out, which their rows do not show.
-    pub(super) fn hides_what_is_asked(
+    /// The members of `item` its row hides that the query asks for: when `item` holds a query
+    /// word few of its siblings hold, and a member the table leaves out whose key the query
+    /// names (`code` of "on what code"), the query asks for that member of the few records it
+    /// singles out, which their rows do not show. Empty otherwise.
+    pub(super) fn hidden_asked_members<'v>(
         &self,
-        item: &Value,
+        item: &'v Value,
         query: Option<&Query>,
         key_named: &dyn Fn(&str) -> bool,
-    ) -> bool {
+    ) -> Vec<(&'v str, &'v Value)> {
         let (Some(q), Value::Object(map)) = (query, item) else {
-            return false;
+            return Vec::new();
         };
-        let hidden_named = map.iter().any(|(k, v)| {
-            // Text, with spaces: a link or an id the query names is no content of its own.
-            let named_text = v
-                .as_str()
-                .is_some_and(|s| s.len() >= MIN_HIDDEN_TEXT_BYTES && s.contains(' '))
-                && key_named(k);
-            // A name the query quotes in a list of names and values (a header of a recorded
-            // response): its value is in no column.
-            let named_pair = v.as_array().is_some_and(|items| {
-                is_name_value_list(items)
-                    && items
-                        .iter()
-                        .step_by(2)
-                        .any(|x| x.as_str().is_some_and(|s| q.mentions(s)))
-            });
-            // A member is a column by its own key, never by a path under it.
-            (named_text || named_pair) && !self.columns.iter().any(|c| c == k)
-        });
-        hidden_named
+        let hidden: Vec<(&str, &Value)> = map
+            .iter()
+            .filter(|(k, v)| {
+                // Text, with spaces: a link or an id the query names is no content of its own.
+                let named_text = v
+                    .as_str()
+                    .is_some_and(|s| s.len() >= MIN_HIDDEN_TEXT_BYTES && s.contains(' '))
+                    && key_named(k);
+                // A name the query quotes in a list of names and values (a header of a
+                // recorded response): its value is in no column.
+                let named_pair = v.as_array().is_some_and(|items| {
+                    is_name_value_list(items)
+                        && items
+                            .iter()
+                            .step_by(2)
+                            .any(|x| x.as_str().is_some_and(|s| q.mentions(s)))
+                });
+                // An object the query names by its key (a sink's `volume`, per channel): no
+                // column shows it whole, nor any path under it when no column starts with it.
+                let named_object = v.as_object().is_some_and(|m| !m.is_empty())
+                    && key_named(k)
+                    && !self.columns.iter().any(|c| {
+                        c.strip_prefix(k.as_str())
+                            .is_some_and(|r| r.starts_with('.'))
+                    });
+                // A member is a column by its own key, never by a path under it.
+                (named_text || named_pair || named_object) && !self.columns.iter().any(|c| c == *k)
+            })
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let singled_out = !hidden.is_empty()
             && (query_words_in(item, q)
                 .iter()
                 .any(|w| self.rare_words.contains(w))
                 || query_values_in(item, q)
                     .iter()
-                    .any(|w| self.rare_values.contains(w)))
+                    .any(|w| self.rare_values.contains(w)));
+        if !singled_out {
+            return Vec::new();
+        }
+        // Beside them, the record's short values whose key names a word of the query
+        // (`sample_specification` of "what sample format"), which no column shows.
+        let partly_named = map
+            .iter()
+            .filter(|(k, v)| {
+                !v.is_object()
+                    && !v.is_array()
+                    && key_named_share(k, q) > 0
+                    && !self.columns.iter().any(|c| c == *k)
+                    && !hidden.iter().any(|(h, _)| h == k)
+            })
+            .map(|(k, v)| (k.as_str(), v))
+            .collect::<Vec<_>>();
+        let mut asked = hidden;
+        asked.extend(partly_named);
+        asked
     }
 
     /// Whether `word`, a query word, is held by few of the records.
@@ -554,6 +586,19 @@ impl Table {
         }
         cells
     }
+}
+
+/// A record's `row` followed by `members` its columns leave out, each `key: value` as
+/// compact JSON: `harbor_pa | Harbor-PA | volume: {"front-left":…}`.
+pub(super) fn row_with_members(row: &str, members: &[(&str, &Value)]) -> String {
+    let mut text = row.to_owned();
+    for (key, value) in members {
+        text.push_str(" | ");
+        text.push_str(key);
+        text.push_str(": ");
+        text.push_str(&super::compact(value));
+    }
+    text
 }
 
 /// A record's `cells` (see [`Table::cells`]) as its row, `|`-separated; a missing value is

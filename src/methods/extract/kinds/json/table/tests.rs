@@ -170,12 +170,21 @@ fn a_record_singled_out_shows_the_text_its_row_leaves_out_when_asked_for() {
     let t = builder.finish(Some(&q)).expect("a table");
     assert!(!t.header().contains("code"), "{}", t.header());
     let named = |k: &str| k == "code";
-    assert!(t.hides_what_is_asked(&findings[7], Some(&q), &named));
+    assert!(
+        !t.hidden_asked_members(&findings[7], Some(&q), &named)
+            .is_empty()
+    );
     // A record the query does not single out stays a row.
-    assert!(!t.hides_what_is_asked(&findings[2], Some(&q), &named));
+    assert!(
+        t.hidden_asked_members(&findings[2], Some(&q), &named)
+            .is_empty()
+    );
     // Nor does a link or an id the query names count as text left out.
     let link = |k: &str| k == "more_info";
-    assert!(!t.hides_what_is_asked(&findings[7], Some(&q), &link));
+    assert!(
+        t.hidden_asked_members(&findings[7], Some(&q), &link)
+            .is_empty()
+    );
 }
 
 #[test]
@@ -206,8 +215,74 @@ fn a_record_named_by_its_method_shows_the_header_its_row_leaves_out() {
     let t = builder.finish(Some(&q)).expect("a table");
     let named = |_: &str| false;
     // `delete` is in every record's scopes, but only one record's method.
-    assert!(t.hides_what_is_asked(&calls[11], Some(&q), &named));
-    assert!(!t.hides_what_is_asked(&calls[3], Some(&q), &named));
+    assert!(
+        !t.hidden_asked_members(&calls[11], Some(&q), &named)
+            .is_empty()
+    );
+    assert!(
+        t.hidden_asked_members(&calls[3], Some(&q), &named)
+            .is_empty()
+    );
+}
+
+/// A sound server's sinks, each with its volume per channel: an object no column shows.
+fn sinks() -> Vec<Value> {
+    let names = [
+        "dock_speakers",
+        "bridge_recorder",
+        "harbor_pa",
+        "all_zones",
+        "dock_left",
+    ];
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let percent = if *name == "harbor_pa" { "120%" } else { "100%" };
+            json!({
+                "index": i, "state": "IDLE", "name": name,
+                "description": format!("{} output", name.replace('_', " ")),
+                "driver": "module-null-sink.c",
+                "sample_specification": format!("s16le 2ch {}Hz", 44100 + i),
+                "mute": i == 1,
+                "format_info": format!("pcm, format.sample_format = \"s16le\"  format.rate = \"{}\"  format.channels = \"2\"  format.channel_map = \"front-left,front-right\"", 44100 + i),
+                "volume": {"front-left": {"value": 78643, "value_percent": percent, "db": "4.75 dB"},
+                           "front-right": {"value": 78643, "value_percent": percent, "db": "4.75 dB"}},
+                "monitor_source": format!("{name}.monitor"),
+                "properties": {"device.description": name, "device.class": "abstract",
+                               "device.icon_name": "audio-card", "factory.name": "null-sink"},
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_record_named_by_its_name_shows_the_object_and_values_its_row_leaves_out() {
+    let sinks = sinks();
+    let q = Query::from_hints(
+        &Hints::new().with_query("what volume is the Harbor PA sink at, in what sample format?"),
+    )
+    .unwrap();
+    let mut builder = TableBuilder::default();
+    for s in &sinks {
+        builder.add(s, Some(&q));
+    }
+    let t = builder.finish(Some(&q)).expect("a table");
+    assert!(!t.header().contains("volume"), "{}", t.header());
+    let named = |k: &str| k == "volume";
+    // `harbor_pa` is named whole by two query words, held by one record.
+    let hidden = t.hidden_asked_members(&sinks[2], Some(&q), &named);
+    let keys: Vec<&str> = hidden.iter().map(|(k, _)| *k).collect();
+    assert!(keys.contains(&"volume"), "{keys:?}");
+    // A text too long for a column whose key names a word of the query comes with it.
+    assert!(keys.contains(&"format_info"), "{keys:?} {}", t.header());
+    let row = row_with_members("harbor_pa | Harbor PA", &hidden);
+    assert!(row.contains(r#""value_percent":"120%""#), "{row}");
+    // A record the query does not name stays its row.
+    assert!(
+        t.hidden_asked_members(&sinks[0], Some(&q), &named)
+            .is_empty()
+    );
 }
 
 #[test]
