@@ -419,9 +419,11 @@ pub(crate) fn is_setext_underline(line: &str) -> bool {
 }
 
 fn looks_like_code(lines: &[&str]) -> bool {
-    // `grep -n` output carries code but is a list of matches, best read as lines.
+    // `grep -n` output carries code but is a list of matches, best read as lines; so is a
+    // linter's report that quotes each line it flags under the line that says where it is.
     let grep_like = lines.iter().filter(|l| is_grep_line(l)).count();
-    if grep_like * 2 >= lines.len() {
+    let located = lines.iter().filter(|l| names_a_file_line(l)).count();
+    if grep_like * 2 >= lines.len() || located * 4 >= lines.len() {
         return false;
     }
     const STARTS: &[&str] = &[
@@ -561,6 +563,20 @@ fn is_assignment(trimmed: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.:[]' ".contains(&b))
         && target.split_whitespace().count() <= 2
+}
+
+/// Whether `line`, at the margin, names a line of a file as a report does: a path, then
+/// `line` and its number (`possible bashism in /usr/bin/zdiff line 159 (type):`).
+fn names_a_file_line(line: &str) -> bool {
+    if line.starts_with(char::is_whitespace) {
+        return false;
+    }
+    let words: Vec<&str> = line.split_whitespace().take(12).collect();
+    words.windows(3).any(|w| {
+        w[0].contains('/')
+            && w[1].eq_ignore_ascii_case("line")
+            && w[2].starts_with(|c: char| c.is_ascii_digit())
+    })
 }
 
 /// `path:line:` at the start of a line, as `grep -n` prints.

@@ -352,3 +352,27 @@ fn a_python_module_documented_at_length_is_code() {
     let report = format!("============ test session starts ============\n{module}");
     assert_ne!(detect(&report).0, ContentKind::Code);
 }
+
+#[test]
+fn a_linter_report_quoting_the_lines_it_flags_is_no_code() {
+    let mut report = String::new();
+    for i in 0..12 {
+        report.push_str(&format!(
+            "possible bashism in /etc/init.d/svc{i} line {} (local foo=bar):\n\tlocal STATUS=$1\n",
+            90 + i
+        ));
+        report.push_str(&format!(
+            "possible bashism in /usr/bin/tool{i} line {} (test -a/-o):\n  if [ -n \"$X\" -a -z \"$Y\" ]; then\n",
+            20 + i
+        ));
+    }
+    assert_eq!(detect(&report).0, ContentKind::Text);
+    // Code that mentions a file's line in a comment now and then is still code.
+    let mut code = String::new();
+    for i in 0..12 {
+        code.push_str(&format!(
+            "fn f{i}() -> u32 {{\n    let x = {i};\n    // see src/lib.rs line {i}\n    x + 1\n}}\n"
+        ));
+    }
+    assert_eq!(detect(&code).0, ContentKind::Code);
+}
