@@ -156,8 +156,8 @@ const OR_BELOW: &[&str] = &[
 ];
 
 /// The thresholds among `tokens`: a threshold word followed by a number, "at least" or "at
-/// most" followed by one, a number followed by "or more" ("or less"), or "non-zero" (above 0)
-/// before what it bounds.
+/// most" followed by one, a number followed by "or more" ("or less", also with its unit
+/// between: "15 lines or more"), or "non-zero" (above 0) before what it bounds.
 fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't {
     let number = |at: usize| {
         let token = tokens.get(at)?;
@@ -194,6 +194,19 @@ fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't
             }
             _ if next(1) == "or" && OR_BELOW.contains(&next(2).as_str()) => {
                 (false, i, true, Some(i + 3))
+            }
+            // The unit between the number and "or more": "15 lines or more".
+            _ if next(2) == "or"
+                && OR_ABOVE.contains(&next(3).as_str())
+                && next(1).bytes().all(|b| b.is_ascii_alphabetic()) =>
+            {
+                (true, i, true, Some(i + 1))
+            }
+            _ if next(2) == "or"
+                && OR_BELOW.contains(&next(3).as_str())
+                && next(1).bytes().all(|b| b.is_ascii_alphabetic()) =>
+            {
+                (false, i, true, Some(i + 1))
             }
             // "which rules have non-zero packet counters": above 0, what follows bounded.
             "non-zero" | "nonzero" => {

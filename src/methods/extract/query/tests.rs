@@ -321,6 +321,12 @@ fn a_number_with_or_more_or_after_at_least_bounds_the_words_after_it() {
     // With nothing after it, the words before name what it bounds.
     let q = query("which students have a final score of at least 90?");
     assert!(q.bound_on("final_score").is_some_and(|b| b.above));
+    // The unit between the number and "or more" is what it bounds.
+    let q = query("which duplicated blocks are the longest (roughly 15 lines or more)?");
+    let bound = q.bound_on("lines").expect("lines are bounded");
+    assert!(bound.above && bound.is_passed_by(15.0) && !bound.is_passed_by(14.0));
+    let q = query("list the tasks that took 3 retries or fewer");
+    assert!(q.bound_on("retries").is_some_and(|b| !b.above));
 }
 
 #[test]

@@ -442,7 +442,23 @@ impl Builder<'_> {
             .filter(|q| !q.ranked.is_empty() || !q.bounds.is_empty())
         {
             let mut nested: Vec<(String, f64)> = Vec::new();
+            // A pair of numbers in order is a range (`"lines": [6, 30]`): what the query
+            // ranks or bounds it by is its extent, not the numbers at its ends.
+            let mut ranges: Vec<String> = Vec::new();
+            if let Value::Object(map) = item {
+                for (key, value) in map {
+                    if let Some(extent) = range_extent(value)
+                        && (q.bound_on(key).is_some() || ranks(key))
+                    {
+                        ranges.push(format!("{key}[]"));
+                        nested.push((key.clone(), extent));
+                    }
+                }
+            }
             nested_scalars(item, &mut String::new(), 0, false, &mut |key, value| {
+                if ranges.iter().any(|r| r == key) {
+                    return;
+                }
                 let Some(x) = (match value {
                     Value::Number(n) => n.as_f64(),
                     Value::String(text) => number_in(text),
@@ -470,6 +486,21 @@ impl Builder<'_> {
                 let value = FieldValue::Category(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
                 add(&mut self.fields, key, value);
             });
+        }
+    }
+}
+
+/// The extent of `value` when it is a range, two numbers in order: `[6, 30]` spans 25 (lines
+/// and other counted things include both ends), `[0.5, 2.0]` spans 1.5.
+fn range_extent(value: &Value) -> Option<f64> {
+    let [start, end] = value.as_array()?.as_slice() else {
+        return None;
+    };
+    match (start.as_i64(), end.as_i64()) {
+        (Some(a), Some(b)) if a <= b => Some((b - a + 1) as f64),
+        _ => {
+            let (a, b) = (start.as_f64()?, end.as_f64()?);
+            (a <= b).then_some(b - a)
         }
     }
 }

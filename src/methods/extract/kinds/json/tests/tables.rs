@@ -379,3 +379,36 @@ fn a_map_of_keys_to_short_lists_of_records_reads_as_one_table() {
     );
     assert!(!texts.iter().any(|t| t.contains("[…1 items]")), "{texts:?}");
 }
+
+#[test]
+fn a_pair_of_numbers_in_order_is_ranked_and_bounded_by_its_extent() {
+    // A duplicate finder's instances: where each copy starts and ends.
+    let instances: Vec<Value> = (0..30)
+        .map(|i| {
+            let (start, end) = if i == 4 { (6, 30) } else { (900 + i, 902 + i) };
+            serde_json::json!({"path": format!("./lib/m{i}.js"), "lines": [start, end],
+                               "code": "for (var i = 0; i < n; ++i) {\n  push(i);\n}"})
+        })
+        .collect();
+    let q = query_of("which duplicated blocks span 15 lines or more?");
+    let doc = build_value(&Value::Array(instances), Some(&q), 300);
+    let lines = doc
+        .fields
+        .iter()
+        .find(|f| f.name() == "lines")
+        .expect("a lines field");
+    let longest = lines
+        .iter()
+        .filter_map(|(u, v)| match v {
+            FieldValue::Number(n) => Some((u, n)),
+            _ => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("extents");
+    assert_eq!(longest.1, 25.0);
+    assert!(
+        doc.text(longest.0).contains("m4.js"),
+        "{}",
+        doc.text(longest.0)
+    );
+}
