@@ -48,7 +48,7 @@ pub(crate) fn is_rule_of_dashes(line: &str) -> bool {
     line.trim().bytes().all(|b| b" -=+".contains(&b))
 }
 
-fn has_timestamp(line: &str) -> bool {
+pub(crate) fn has_timestamp(line: &str) -> bool {
     if has_elapsed_seconds(line) {
         return true;
     }

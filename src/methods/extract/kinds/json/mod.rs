@@ -12,6 +12,7 @@ use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod grouped;
+mod log_records;
 mod members;
 mod named;
 mod project;

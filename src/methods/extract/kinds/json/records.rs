@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::log_records::{LogShape, LogShapeBuilder, log_line};
 use super::named::{count_exact_strings, is_key_named, names_a_part, names_key};
 use super::raw::Element;
 use super::render::{
@@ -113,10 +114,12 @@ impl Builder<'_> {
         let mut columns = table::TableBuilder::default();
         let mut count = 0;
         let mut exact_records = vec![0usize; self.query.map_or(0, |q| q.exact.len())];
+        let mut log_shape = LogShapeBuilder::default();
         for item in items.clone() {
             count += 1;
             item.with_value(&mut |v| {
                 stats.add(v);
+                log_shape.add(v);
                 if self.tabulate {
                     columns.add(v, self.query);
                 }
@@ -139,9 +142,12 @@ impl Builder<'_> {
             .collect();
         let stats = stats.finish();
         let table = columns.finish(self.query);
+        let log_shape = log_shape.finish();
         let mut schema_text = stats.describe(path, count);
         if let Some(table) = &table {
             let _ = write!(schema_text, "; {}", table.header());
+        } else if let Some(shape) = &log_shape {
+            let _ = write!(schema_text, "; {}", shape.header());
         }
         let schema = self.push(
             &schema_text,
@@ -162,6 +168,7 @@ impl Builder<'_> {
             table: table.as_ref(),
             common: &common,
             grouped: &grouped,
+            log_shape: log_shape.as_ref(),
             count,
             schema,
             first_field,
@@ -309,7 +316,13 @@ impl Builder<'_> {
         // its long strings keep the query's sentences; the items of an array are alike and
         // compared by their heads, and windows in each would blur which one the query means.
         let windows = label.starts_with('.');
-        let usual = render_within(item, cap, (self.query, windows, common), &exclude, &notable);
+        let render = |v: &Value, cap: usize| {
+            render_within(v, cap, (self.query, windows, common), &exclude, &notable)
+        };
+        let usual = siblings
+            .log_shape
+            .and_then(|shape| log_line(item, shape, cap, &render))
+            .unwrap_or_else(|| render(item, cap));
         let key_named = label
             .strip_prefix('.')
             .is_some_and(|k| self.query.is_some_and(|q| names_key(q, k)));
@@ -559,6 +572,8 @@ struct Siblings<'a> {
     common: &'a [bool],
     /// Which of them a few records hold: a group the query names.
     grouped: &'a [bool],
+    /// The members that make the records log lines, when they are.
+    log_shape: Option<&'a LogShape>,
     count: usize,
     /// The array's schema line, the parent of every record.
     schema: usize,
