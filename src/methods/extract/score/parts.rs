@@ -24,6 +24,10 @@ const MAX_NAMED_SECTIONS: usize = 2;
 /// less than this share of it; its section then reaches its entries with this share.
 const ANSWER_MARGIN: f32 = 0.8;
 const ANSWER_SECTION_SHARE: f32 = 0.5;
+/// An entry of a reference is named when its own lines match at least this share of the best
+/// entry's, and at most this many are: a question may name an entry for each of its parts.
+const NAMED_ENTRY_SHARE: f32 = 0.5;
+const MAX_NAMED_ENTRIES: usize = 3;
 /// A section of at most this many units under a heading the query names is read whole.
 const MAX_SHORT_SECTION: usize = 8;
 /// The best unit holding a query word that at most [`MAX_RARE_WORD_UNITS`] units hold ranks
@@ -111,6 +115,7 @@ fn named_section_matches(
         }
     }
     reach_answer_section(doc, query_scores, section_units, &held, &mut reach);
+    reach_named_parts_of_named_sections(doc, query_scores, section_units, &mut reach);
     reach_introduced_entries(doc, query_scores, section_units, &mut reach);
     // Parents come before their children: one pass in order carries the match down.
     for u in 0..n {
@@ -176,6 +181,79 @@ fn reach_answer_section(
     if rival < ANSWER_MARGIN * top {
         reach[section] = reach[section].max(ANSWER_SECTION_SHARE * top);
     }
+}
+
+/// "Which return codes can `pam_chauthtok` give": a reference repeats one subsection under
+/// every entry (`RETURN VALUES`, `Parameters`, `Examples`), whose title the query names, but
+/// which entry's it asks for only the entry says (its synopsis names `pam_chauthtok`). The
+/// repeated subsections whose title matches, under the entries whose own lines match best,
+/// reach their units with both matches.
+fn reach_named_parts_of_named_sections(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    section_units: &[u32],
+    reach: &mut [f32],
+) {
+    /// A title is repeated when this many headings share it.
+    const MIN_REPEATS: usize = 3;
+    let n = doc.units.len();
+    let headings: Vec<usize> = (0..n).filter(|&u| section_units[u] > 0).collect();
+    let mut titles: std::collections::HashMap<&str, usize> = Default::default();
+    for &h in &headings {
+        *titles.entry(bare_title(doc.text(h))).or_default() += 1;
+    }
+    // Per heading, the best match among its own lines (not its subsections').
+    let mut own_match = vec![0.0f32; n];
+    for u in 0..n {
+        if section_units[u] == 0
+            && let Some(p) = doc.units[u].parent.get().filter(|&p| p < u)
+        {
+            own_match[p] = own_match[p].max(query_scores[u]);
+        }
+    }
+    let repeated: Vec<usize> = headings
+        .iter()
+        .copied()
+        .filter(|&h| query_scores[h] > 0.0 && titles[bare_title(doc.text(h))] >= MIN_REPEATS)
+        .collect();
+    // The titles that match best (`RETURN VALUES` of "return codes"), not those that share a
+    // word of the query's subject with it (`PAM_SUCCESS` of "pam_chauthtok").
+    let best_title = repeated
+        .iter()
+        .map(|&h| query_scores[h])
+        .fold(0.0f32, f32::max);
+    let parts: Vec<(usize, f32)> = repeated
+        .iter()
+        .filter(|&&h| query_scores[h] >= NAMED_SECTION_SHARE * best_title)
+        .filter_map(|&h| {
+            let p = doc.units[h].parent.get().filter(|&p| p < h)?;
+            Some((h, own_match[p]))
+        })
+        .collect();
+    let best = parts.iter().map(|&(_, m)| m).fold(0.0f32, f32::max);
+    if best <= 0.0 {
+        return;
+    }
+    let named: Vec<&(usize, f32)> = parts
+        .iter()
+        .filter(|&&(_, m)| m >= NAMED_ENTRY_SHARE * best)
+        .collect();
+    if named.len() > MAX_NAMED_ENTRIES {
+        return;
+    }
+    for &&(h, m) in &named {
+        reach[h] = reach[h].max(SUBSECTION_SHARE * (m + query_scores[h]));
+    }
+}
+
+/// A heading's title without its marks and numbering: `#### 3.1.10.2. RETURN VALUES` is
+/// `RETURN VALUES`.
+fn bare_title(heading: &str) -> &str {
+    heading
+        .trim_start_matches('#')
+        .trim_start()
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+        .trim()
 }
 
 /// The entry (a unit heading nothing) that matches the query best, and its match, when one
@@ -307,6 +385,60 @@ mod tests {
     use crate::methods::extract::detect::ContentKind;
     use crate::methods::extract::kinds::{lines, markdown};
     use crate::methods::extract::score::score;
+
+    #[test]
+    fn the_repeated_subsection_the_query_names_is_read_under_the_entry_it_names() {
+        // A reference: every function has its synopsis, a description, and return values.
+        let mut text = String::from("# Reference\n\n");
+        for (f, codes) in [
+            (
+                "pam_start",
+                ["PAM_ABORT", "PAM_BUF_ERR", "PAM_SUCCESS", "PAM_SYSTEM_ERR"],
+            ),
+            (
+                "pam_chauthtok",
+                [
+                    "PAM_AUTHTOK_ERR",
+                    "PAM_AUTHTOK_LOCK_BUSY",
+                    "PAM_SUCCESS",
+                    "PAM_TRY_AGAIN",
+                ],
+            ),
+            (
+                "pam_end",
+                ["PAM_BUF_ERR", "PAM_SUCCESS", "PAM_SYSTEM_ERR", "PAM_ABORT"],
+            ),
+            (
+                "pam_open_session",
+                ["PAM_ABORT", "PAM_BUF_ERR", "PAM_SUCCESS", "PAM_SESSION_ERR"],
+            ),
+        ] {
+            text.push_str(&format!(
+                "## A call\n\nint {f}(pam_handle_t *pamh, int flags);\n\n### Description\n\n\
+                 The {f} function does its part of the work.\n\n### Return values\n\n"
+            ));
+            for code in codes {
+                text.push_str(&format!(
+                    "#### {code}\n\nWhat {code} means for the caller.\n\n"
+                ));
+            }
+        }
+        let doc = markdown::build(text.as_str().into(), ContentKind::Markdown);
+        let q = Query::from_hints(
+            &Hints::new().with_query("which return codes can pam_chauthtok give?"),
+        );
+        let s = score(&doc, q.as_ref());
+        let at = |t: &str| (0..doc.units.len()).find(|&i| doc.text(i) == t).unwrap();
+        // PAM_SUCCESS of pam_chauthtok's return values, over pam_end's.
+        let success: Vec<usize> = (0..doc.units.len())
+            .filter(|&i| doc.text(i) == "#### PAM_SUCCESS")
+            .collect();
+        assert!(s[success[1]] > s[success[2]] + 1.0, "{s:?}");
+        assert!(
+            s[at("#### PAM_AUTHTOK_LOCK_BUSY")] > s[at("#### PAM_SESSION_ERR")] + 1.0,
+            "{s:?}"
+        );
+    }
 
     #[test]
     fn the_lead_paragraph_of_a_heading_the_query_names_is_raised() {
