@@ -217,6 +217,8 @@ const MIN_COMPOUND_SPLIT: usize = 3;
 const MIN_EXACT_LEN: usize = 3;
 /// Words at least this long match text words that are their first letters …
 const MIN_PREFIX_WORD: usize = 7;
+/// A word ending in "ment" this long is a noun made of a verb (not "comment", "element").
+const MIN_MENT_NOUN: usize = 10;
 /// … of at least this many letters …
 const MIN_PREFIX: usize = 5;
 /// … missing at most this many letters.
@@ -465,6 +467,17 @@ impl Query {
         for (word, &i) in &self.words {
             if word.len() < MIN_PREFIX_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
                 continue;
+            }
+            // A noun made of a verb ("advertisement", "deployment") names what the output's
+            // identifiers write as the verb (`advertise-interval`, `deploy_id`).
+            if word.len() >= MIN_MENT_NOUN
+                && let Some(root) = word.strip_suffix("ment")
+            {
+                stemmed.clear();
+                stemmed.push_str(root);
+                super::terms::stem(&mut stemmed);
+                self.index.entry(root.to_owned()).or_insert(i);
+                self.index.entry(stemmed.clone()).or_insert(i);
             }
             let shortest = (word.len() - MAX_PREFIX_CUT).max(MIN_PREFIX);
             for len in shortest..word.len() {

@@ -505,3 +505,14 @@ fn words_only_the_opening_phrase_names_the_output_by_weigh_less() {
         );
     }
 }
+
+#[test]
+fn a_noun_made_of_a_verb_finds_the_verb() {
+    let q = query("which leaves set the advertisement interval?");
+    let mut advertise = String::from("advertise");
+    crate::methods::extract::terms::stem(&mut advertise);
+    assert!(q.word_index(&advertise).is_some(), "{advertise}");
+    // A short word ending so is no such noun.
+    let q = query("which element is the comment on?");
+    assert!(q.word_index("ele").is_none() && q.word_index("com").is_none());
+}
