@@ -376,19 +376,23 @@ impl Builder<'_> {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
                 let key_named = |k: &str| self.query.is_some_and(|q| is_key_named(q, k));
-                let hidden = table.hidden_asked_members(item, self.query, &key_named);
-                if table.singles_out(item, self.query, &row) {
-                    (usual, None)
-                } else if hidden.is_empty() {
-                    (row, Some(usual))
-                } else {
+                // The query words in the record, found once for both questions.
+                let words = std::cell::OnceCell::new();
+                let hidden = (!table.singles_out_by(item, self.query, &row, &words))
+                    .then(|| table.hidden_asked_members_by(item, self.query, &key_named, &words));
+                match hidden {
+                    // Singled out by a word its row leaves out: the whole record.
+                    None => (usual, None),
+                    Some(hidden) if hidden.is_empty() => (row, Some(usual)),
                     // The row, then what it hides that is asked for: shorter than the whole
                     // record, which is kept for when there is room.
-                    let extended = table::row_with_members(&row, &hidden);
-                    if extended.len() < usual.len() {
-                        (extended, Some(usual))
-                    } else {
-                        (usual, None)
+                    Some(hidden) => {
+                        let extended = table::row_with_members(&row, &hidden);
+                        if extended.len() < usual.len() {
+                            (extended, Some(usual))
+                        } else {
+                            (usual, None)
+                        }
                     }
                 }
             }

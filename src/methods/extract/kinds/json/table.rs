@@ -4,6 +4,7 @@
 //! into a few kinds (states) — and each record the query does not single out is one line of
 //! values under a header naming the columns. The budget then covers many more records.
 
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 
 use memchr::memmem;
@@ -450,7 +451,20 @@ fn list_of(path: &str) -> Option<&str> {
 impl Table {
     /// Whether `item` holds a query word few of its siblings hold, outside its `row`: the
     /// query singles it out for something the row does not show.
+    #[cfg(test)]
     pub(super) fn singles_out(&self, item: &Value, query: Option<&Query>, row: &str) -> bool {
+        self.singles_out_by(item, query, row, &OnceCell::new())
+    }
+
+    /// [`Table::singles_out`], with the query words in `item` found once for the calls that
+    /// share `words`.
+    pub(super) fn singles_out_by(
+        &self,
+        item: &Value,
+        query: Option<&Query>,
+        row: &str,
+        words: &OnceCell<HashSet<String>>,
+    ) -> bool {
         let Some(q) = query.filter(|_| !self.rare_words.is_empty()) else {
             return false;
         };
@@ -458,7 +472,8 @@ impl Table {
         for_each_word(row, &mut String::new(), |w| {
             shown.insert(w.to_owned());
         });
-        query_words_in(item, q)
+        words
+            .get_or_init(|| query_words_in(item, q))
             .iter()
             .any(|w| self.rare_words.contains(w) && !shown.contains(w))
     }
@@ -467,11 +482,24 @@ impl Table {
     /// word few of its siblings hold, and a member the table leaves out whose key the query
     /// names (`code` of "on what code"), the query asks for that member of the few records it
     /// singles out, which their rows do not show. Empty otherwise.
+    #[cfg(test)]
     pub(super) fn hidden_asked_members<'v>(
         &self,
         item: &'v Value,
         query: Option<&Query>,
         key_named: &dyn Fn(&str) -> bool,
+    ) -> Vec<(&'v str, &'v Value)> {
+        self.hidden_asked_members_by(item, query, key_named, &OnceCell::new())
+    }
+
+    /// [`Table::hidden_asked_members`], with the query words in `item` found once for the
+    /// calls that share `words`.
+    pub(super) fn hidden_asked_members_by<'v>(
+        &self,
+        item: &'v Value,
+        query: Option<&Query>,
+        key_named: &dyn Fn(&str) -> bool,
+        words: &OnceCell<HashSet<String>>,
     ) -> Vec<(&'v str, &'v Value)> {
         let (Some(q), Value::Object(map)) = (query, item) else {
             return Vec::new();
@@ -507,12 +535,14 @@ impl Table {
             .map(|(k, v)| (k.as_str(), v))
             .collect();
         let singled_out = !hidden.is_empty()
-            && (query_words_in(item, q)
+            && (query_values_in(item, q)
                 .iter()
-                .any(|w| self.rare_words.contains(w))
-                || query_values_in(item, q)
-                    .iter()
-                    .any(|w| self.rare_values.contains(w)));
+                .any(|w| self.rare_values.contains(w))
+                || (!self.rare_words.is_empty()
+                    && words
+                        .get_or_init(|| query_words_in(item, q))
+                        .iter()
+                        .any(|w| self.rare_words.contains(w))));
         if !singled_out {
             return Vec::new();
         }
