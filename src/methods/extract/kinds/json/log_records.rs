@@ -139,6 +139,11 @@ impl LogShapeBuilder {
 }
 
 impl LogShape {
+    /// The message of `record`, when it has one.
+    pub(super) fn message_of<'v>(&self, record: &'v Value) -> Option<&'v str> {
+        record.get(&self.message)?.as_str()
+    }
+
     /// What the schema line says of the records' lines: `one line per record, as a log:
     /// time level message`.
     pub(super) fn header(&self) -> String {

@@ -244,7 +244,7 @@ impl Builder<'_> {
                 // Errors and warnings of one shape are two templates, as in a log: the first
                 // and last error then count as the run's edges, not a note after it.
                 template: Some(crate::methods::extract::doc::template_id(
-                    record_template(item, siblings.stats) ^ (level as u64).wrapping_mul(LEVEL_MIX),
+                    self.template_of(item, siblings) ^ (level as u64).wrapping_mul(LEVEL_MIX),
                 )),
                 level,
                 prior,
@@ -260,6 +260,16 @@ impl Builder<'_> {
             self.fuller.push(unit, &self.respaced(&fuller));
         }
         self.record_fields(item, unit, shown.list_cells.as_deref(), siblings);
+    }
+
+    /// The shape of `item` among its siblings: its keys and categories, or, for a log line,
+    /// its message's words, as a log's lines are told apart (a refused upload is no repeat
+    /// of a missing kernel because both are warnings of one logger).
+    fn template_of(&self, item: &Value, siblings: &Siblings<'_>) -> u64 {
+        match siblings.log_shape.and_then(|shape| shape.message_of(item)) {
+            Some(message) => crate::methods::extract::doc::template_of(message).get(),
+            None => record_template(item, siblings.stats),
+        }
     }
 
     /// Whether a record is walked as a tree of its own rather than made one line.

@@ -412,3 +412,36 @@ fn a_pair_of_numbers_in_order_is_ranked_and_bounded_by_its_extent() {
         doc.text(longest.0)
     );
 }
+
+#[test]
+fn log_lines_of_one_level_are_told_apart_by_their_messages() {
+    let lines: Vec<Value> = (0..12)
+        .map(|i| {
+            let message = match i {
+                3 => "400 PUT /api/contents/a.bin (127.0.0.1): Encoding error saving a.bin"
+                    .to_owned(),
+                7 => {
+                    "404 GET /api/kernels/0000 (127.0.0.1): Kernel does not exist: 0000".to_owned()
+                }
+                _ => format!("200 GET /api/status ({i}@127.0.0.1) 1.{i}ms"),
+            };
+            serde_json::json!({"time": format!("2026-11-30 05:24:{i:02},330"),
+                               "level": if i == 3 || i == 7 { "WARNING" } else { "DEBUG" },
+                               "module": if i % 2 == 0 { "log" } else { "web" },
+                               "message": message})
+        })
+        .collect();
+    let doc = build_value(&Value::Array(lines), None, 1000);
+    let unit = |needle: &str| {
+        (0..doc.units.len())
+            .find(|&i| doc.text(i).contains(needle))
+            .expect(needle)
+    };
+    let (upload, kernel) = (unit("Encoding error"), unit("Kernel does not exist"));
+    assert_ne!(doc.units[upload].template, doc.units[kernel].template);
+    // Lines that differ only in their numbers are one shape.
+    assert_eq!(
+        doc.units[unit("1.1ms")].template,
+        doc.units[unit("1.5ms")].template
+    );
+}
