@@ -52,6 +52,15 @@ const FEW_RECORDS: usize = 8;
 /// Prior of a map member whose key the query names.
 const NAMED_KEY_PRIOR: f32 = 3.0;
 
+/// The path of member `key` under `path` (`data.body`; `body` at the top).
+fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
 /// The last member name of the dotted path `key` (`body` of `data.body`).
 fn last_segment(key: &str) -> &str {
     key.rsplit(['.', ']']).next().unwrap_or(key)
@@ -390,11 +399,7 @@ impl<'q> Builder<'q> {
         self.records(rows.iter(), &|i| labels[i].clone(), path, parent);
         for i in others {
             let (k, v) = &members[i];
-            let child = if path.is_empty() {
-                (*k).to_owned()
-            } else {
-                format!("{path}.{k}")
-            };
+            let child = child_path(path, k);
             self.walk(&v.item(), &child, parent, 1);
         }
         true
@@ -460,11 +465,7 @@ impl<'q> Builder<'q> {
         };
         for i in big {
             let (k, v) = &members[i];
-            let child = if path.is_empty() {
-                (*k).to_owned()
-            } else {
-                format!("{path}.{k}")
-            };
+            let child = child_path(path, k);
             let first = self.units.len();
             self.walk(&v.item(), &child, Some(unit), depth + 1);
             // A member the query names by its key (`zod` in a dependency tree, an endpoint's
