@@ -190,7 +190,7 @@ const RARE_WARNING_EXTRA: f32 = 1.5;
 
 /// Prior of an entry by its level; a level stated by the log counts more than one guessed from
 /// its words.
-fn level_prior(level: Level, explicit: bool) -> f32 {
+pub(crate) fn level_prior(level: Level, explicit: bool) -> f32 {
     match (level, explicit) {
         (Level::Error, true) => 6.0,
         (Level::Error, false) => 3.0,

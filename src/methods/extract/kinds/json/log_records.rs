@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::render::render_string;
+use crate::methods::extract::doc::Level;
 use crate::methods::extract::kinds::log;
 
 /// Records looked at to tell the shape.
@@ -139,6 +140,17 @@ impl LogShapeBuilder {
 }
 
 impl LogShape {
+    /// The level `record` states, when it states one.
+    pub(super) fn level_of(&self, record: &Value) -> Option<Level> {
+        let level = record.get(&self.level)?.as_str()?.to_ascii_lowercase();
+        Some(match level.as_str() {
+            "error" | "err" | "critical" | "crit" | "fatal" | "alert" | "emerg" => Level::Error,
+            "warn" | "warning" => Level::Warn,
+            "info" | "notice" => Level::Info,
+            _ => Level::Debug,
+        })
+    }
+
     /// The message of `record`, when it has one.
     pub(super) fn message_of<'v>(&self, record: &'v Value) -> Option<&'v str> {
         record.get(&self.message)?.as_str()

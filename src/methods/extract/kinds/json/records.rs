@@ -201,7 +201,11 @@ impl Builder<'_> {
             self.walk_value(item, &format!("{path}{label}"), Some(siblings.schema), 2);
             return;
         }
-        let level = record_level(item);
+        // A log line states its level; other records say theirs in their values.
+        let level = siblings
+            .log_shape
+            .and_then(|shape| shape.level_of(item))
+            .unwrap_or_else(|| record_level(item));
         let named = self
             .query
             .map_or(0, |q| named_values(q, item, siblings.common));
@@ -230,6 +234,10 @@ impl Builder<'_> {
             text = spacing::with_members_spaced(&text);
         }
         let prior = match level {
+            // A log line's level is stated, and weighs as a log's stated level does.
+            _ if siblings.log_shape.is_some() => {
+                crate::methods::extract::kinds::log::level_prior(level, true)
+            }
             Level::Error => ERROR_PRIOR,
             // A record in a warning state (an alarm raised among clear ones) is the next
             // thing an agent reads after a failure.

@@ -445,3 +445,28 @@ fn log_lines_of_one_level_are_told_apart_by_their_messages() {
         doc.units[unit("1.5ms")].template
     );
 }
+
+#[test]
+fn a_log_line_s_level_is_the_one_it_states() {
+    let lines: Vec<Value> = (0..12)
+        .map(|i| {
+            let (level, message) = match i {
+                4 => ("DEBUG", "retrying after the error budget was reset".to_owned()),
+                8 => ("ERROR", "upload failed: disk full".to_owned()),
+                _ => ("INFO", format!("200 GET /api/status {i}ms")),
+            };
+            serde_json::json!({"time": format!("2026-11-30 05:24:{i:02},330"), "level": level,
+                               "module": if i % 2 == 0 { "log" } else { "web" }, "message": message})
+        })
+        .collect();
+    let doc = build_value(&Value::Array(lines), None, 1000);
+    let unit = |needle: &str| {
+        (0..doc.units.len())
+            .find(|&i| doc.text(i).contains(needle))
+            .expect(needle)
+    };
+    // "error" in a DEBUG line's words does not make it an error.
+    assert_eq!(doc.units[unit("error budget")].level, Level::Debug);
+    assert_eq!(doc.units[unit("disk full")].level, Level::Error);
+    assert!(doc.units[unit("disk full")].prior > doc.units[unit("error budget")].prior);
+}
