@@ -16,7 +16,8 @@ use super::render::is_name_value_list;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 use crate::methods::extract::tree::noise::opaque_share;
-use cells::{Cell, for_each_cell};
+use cells::{Cell, for_each_cell, shown_cell};
+pub(super) use cells::{row_of, row_with_members};
 
 mod cells;
 
@@ -39,8 +40,6 @@ const MAX_UNNAMED_COLUMNS: usize = 6;
 const MAX_COLUMN_BYTES: usize = 90;
 /// Records shorter than this on average are lines already.
 const MIN_RECORD_BYTES: usize = 300;
-/// A value in a cell is cut to this many bytes.
-const MAX_CELL_BYTES: usize = 100;
 /// A member's text this long is content a row leaves out (a finding's code, a message), not a
 /// value a column would have shown (a date, a count).
 const MIN_HIDDEN_TEXT_BYTES: usize = 40;
@@ -597,7 +596,7 @@ impl Table {
         let mut stand_ins: Vec<Option<String>> = vec![None; self.stand_ins.len()];
         for_each_cell(item, &mut |path, _, text| {
             if let Some(i) = self.columns.iter().position(|c| c == path) {
-                cells[i] = shorten(&text.replace('|', "/").replace('\n', " "));
+                cells[i] = shown_cell(&text);
             } else if let Some(i) = self.stand_ins.iter().position(|c| c == path) {
                 stand_ins[i] = Some(text);
             }
@@ -611,38 +610,11 @@ impl Table {
                     .filter(|(path, _)| list_of(path) == Some(list))
                     .find_map(|(_, text)| text.as_deref().filter(|t| !t.is_empty()))
             {
-                *cell = shorten(&text.replace('|', "/").replace('\n', " "));
+                *cell = shown_cell(text);
             }
         }
         cells
     }
-}
-
-/// A record's `row` followed by `members` its columns leave out, each `key: value` as
-/// compact JSON: `harbor_pa | Harbor-PA | volume: {"front-left":…}`.
-pub(super) fn row_with_members(row: &str, members: &[(&str, &Value)]) -> String {
-    let mut text = row.to_owned();
-    for (key, value) in members {
-        text.push_str(" | ");
-        text.push_str(key);
-        text.push_str(": ");
-        text.push_str(&super::compact(value));
-    }
-    text
-}
-
-/// A record's `cells` (see [`Table::cells`]) as its row, `|`-separated; a missing value is
-/// left empty.
-pub(super) fn row_of(cells: &[String]) -> String {
-    cells.join(" | ")
-}
-
-fn shorten(text: &str) -> String {
-    if text.len() <= MAX_CELL_BYTES {
-        return text.to_owned();
-    }
-    let cut = crate::tokens::floor_char_boundary(text, MAX_CELL_BYTES);
-    format!("{}…", &text[..cut])
 }
 
 #[cfg(test)]

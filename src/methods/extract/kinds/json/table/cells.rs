@@ -1,5 +1,6 @@
 //! The cells of one record: its scalars at the top and one level down, its lists of
-//! scalars, and the fields of its lists of small objects, each with its text.
+//! scalars, and the fields of its lists of small objects, each with its text; and the row
+//! they make.
 
 use serde_json::Value;
 
@@ -10,6 +11,9 @@ use crate::methods::extract::tree::noise::opaque_share;
 /// deeper ones are detail no row needs.
 const MIN_WRAPPED_DEPTH: usize = 3;
 const MAX_WRAPPED_DEPTH: usize = 4;
+
+/// A value in a cell is cut to this many bytes.
+const MAX_CELL_BYTES: usize = 100;
 
 /// One cell's source: a scalar, or the names gathered from a list.
 pub(super) enum Cell<'v> {
@@ -139,4 +143,33 @@ fn cell_text(v: &Value) -> String {
         Value::Null => String::new(),
         other => super::super::compact(other),
     }
+}
+
+/// A record's `row` followed by `members` its columns leave out, each `key: value` as
+/// compact JSON: `harbor_pa | Harbor-PA | volume: {"front-left":…}`.
+pub(in super::super) fn row_with_members(row: &str, members: &[(&str, &Value)]) -> String {
+    let mut text = row.to_owned();
+    for (key, value) in members {
+        text.push_str(" | ");
+        text.push_str(key);
+        text.push_str(": ");
+        text.push_str(&super::super::compact(value));
+    }
+    text
+}
+
+/// A record's `cells` (see [`super::Table::cells`]) as its row, `|`-separated; a missing value is
+/// left empty.
+pub(in super::super) fn row_of(cells: &[String]) -> String {
+    cells.join(" | ")
+}
+
+/// `text` as a cell shows it: on one line, with no `|` of the row's own, and shortened.
+pub(super) fn shown_cell(text: &str) -> String {
+    let text = text.replace('|', "/").replace('\n', " ");
+    if text.len() <= MAX_CELL_BYTES {
+        return text;
+    }
+    let cut = crate::tokens::floor_char_boundary(&text, MAX_CELL_BYTES);
+    format!("{}…", &text[..cut])
 }
