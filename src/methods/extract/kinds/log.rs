@@ -255,6 +255,17 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             && entry_head.is_some()
             && entry_lines < unit_lines;
         if continues && let Some(last) = units.last_mut() {
+            // An entry is the kind its lines make, not its first line alone: a reply's headers
+            // under `Date:` differ in their error line. A trace's indented frames do not count:
+            // where it was raised is not another kind of failure.
+            if !in_python_trace
+                && !line.starts_with(char::is_whitespace)
+                && let Some(template) = last.template
+            {
+                last.template = Some(doc::template_id(
+                    template.get().rotate_left(7) ^ doc::template_of(line).get(),
+                ));
+            }
             last.span.set_end(span.end);
             last.weight += 1;
             entry_lines += 1;

@@ -271,3 +271,27 @@ fn the_last_entry_says_how_the_run_ended_unless_it_is_one_more_of_many() {
     let doc = build(&text);
     assert_eq!(doc.units.last().expect("units").prior, doc.units[0].prior);
 }
+
+#[test]
+fn an_entry_is_the_kind_its_lines_make() {
+    // Two replies under the same `Date:` line, told apart by the error line they hold; a third
+    // repeats the first.
+    let reply = |error: &str| {
+        format!(
+            "Date: Sun, 29 Nov 2026 19:22:55 GMT\nContent-Type: text/html\n\
+             X-Squid-Error: {error} 0\n"
+        )
+    };
+    let text = reply("ERR_READ_ERROR") + &reply("ERR_INVALID_REQ") + &reply("ERR_READ_ERROR");
+    let doc = build(&text);
+    assert_eq!(doc.units.len(), 3);
+    assert_ne!(doc.units[0].template, doc.units[1].template);
+    assert_eq!(doc.units[0].template, doc.units[2].template);
+    // Where a trace was raised is no other kind of failure: its frames do not count.
+    let trace = |at: &str| {
+        format!("2026-11-29 19:22:55 ERROR failed\n\tat com.example.Worker.run(Worker.java:{at})\n")
+    };
+    let traces = trace("12") + &trace("48");
+    let doc = build(&traces);
+    assert_eq!(doc.units[0].template, doc.units[1].template);
+}
