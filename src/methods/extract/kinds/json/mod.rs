@@ -11,6 +11,7 @@ use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
+mod columnar;
 mod grouped;
 mod log_records;
 mod members;
@@ -137,21 +138,33 @@ pub(crate) fn build_lines(
             Err(_) => raw_lines.push(line),
         }
     }
+    // A dump of tables, one message each as column names and rows of cells, is read as one
+    // document of their records.
+    if let Some(tables) = columnar_messages(&messages) {
+        builder.project = true;
+        builder.walk_value(&Value::Array(tables), "", None, 0);
+        for line in raw_lines {
+            builder.push_raw_line(line);
+        }
+        return builder.finish(ContentKind::JsonLines);
+    }
     builder.tabulate = are_flat(&messages);
     builder.records(messages.iter(), &|_| String::new(), "", None);
-    // Lines that are not JSON (a stray log line between messages) are kept as plain lines.
     for line in raw_lines {
-        let level = crate::methods::extract::doc::level_from_words(line);
-        builder.push(
-            line,
-            Unit {
-                level,
-                prior: if level == Level::Error { 3.0 } else { 0.0 },
-                ..Unit::default()
-            },
-        );
+        builder.push_raw_line(line);
     }
     builder.finish(ContentKind::JsonLines)
+}
+
+/// JSON Lines `messages` read as records when they are columnar result sets (see
+/// [`columnar`]); the first message decides whether all are parsed to find out.
+fn columnar_messages(messages: &[&str]) -> Option<Vec<Value>> {
+    let first: Value = serde_json::from_str(messages.first()?).ok()?;
+    columnar::as_records(first.as_object()?)?;
+    let parsed: Vec<Value> = (messages.iter())
+        .filter_map(|m| serde_json::from_str(m).ok())
+        .collect();
+    columnar::reshape_items(&parsed)
 }
 
 /// Whether JSON Lines `messages` are flat records: on average three in four of their
@@ -238,6 +251,19 @@ impl<'q> Builder<'q> {
             .is_some_and(|q| names_key(q, key) || project::key_words_named(key, q).1 > 0)
     }
 
+    /// Appends a line that is not JSON (a stray log line between messages) as a plain line.
+    fn push_raw_line(&mut self, line: &str) {
+        let level = crate::methods::extract::doc::level_from_words(line);
+        self.push(
+            line,
+            Unit {
+                level,
+                prior: if level == Level::Error { 3.0 } else { 0.0 },
+                ..Unit::default()
+            },
+        );
+    }
+
     /// Appends `text` as one unit.
     fn push(&mut self, text: &str, unit: Unit) -> usize {
         let text = self.respaced(text);
@@ -279,6 +305,11 @@ impl<'q> Builder<'q> {
             Value::Array(items)
                 if is_record_array(items.iter().map(Value::is_object)) && !small =>
             {
+                // Tables sent as column names and rows of cells are read as their records.
+                if let Some(reshaped) = columnar::reshape_items(items) {
+                    self.walk_value(&Value::Array(reshaped), path, parent, depth);
+                    return;
+                }
                 // Many records that each hold their own list of records (a linter's files and
                 // their findings) are read as that list's items; a few are walked one by one
                 // (see `record`), unless each holds a long text beside its list (the linted
@@ -310,6 +341,10 @@ impl<'q> Builder<'q> {
                 self.array(&items, path, parent, depth);
             }
             Value::Object(map) if !small => {
+                if let Some(records) = columnar::as_records(map) {
+                    self.walk_value(&records, path, parent, depth);
+                    return;
+                }
                 let members: Vec<(&str, &Value)> =
                     map.iter().map(|(k, v)| (k.as_str(), v)).collect();
                 self.object(&members, path, parent, depth);

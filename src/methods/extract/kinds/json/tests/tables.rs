@@ -470,3 +470,32 @@ fn a_log_line_s_level_is_the_one_it_states() {
     assert_eq!(doc.units[unit("disk full")].level, Level::Error);
     assert!(doc.units[unit("disk full")].prior > doc.units[unit("error budget")].prior);
 }
+
+#[test]
+fn a_dump_of_tables_as_column_names_and_rows_reads_as_named_records() {
+    // One message per table, each its caption, its rows of cells and the names of the cells
+    // (a database's dump): each row is read with its cells named.
+    let table = |caption: &str, rows: &str| {
+        format!(
+            r#"{{"caption":"{caption}","data":[{rows}],"headings":["external_ip","logical_ip","type"]}}"#
+        )
+    };
+    let text = [
+        table(
+            "NAT table",
+            r#"["198.51.100.2","10.40.0.0/16","snat"],["198.51.100.4","10.40.2.22","dnat_and_snat"]"#,
+        ),
+        table("Twin table", r#"["198.51.100.9","10.40.9.9","snat"]"#),
+    ]
+    .join("\n");
+    let doc = build_lines(&text, None, 1000);
+    let texts = unit_texts(&doc);
+    assert!(
+        texts.iter().any(|t| t.contains("NAT table")
+            && t.contains("10.40.2.22")
+            && t.contains("dnat_and_snat")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.contains("logical_ip")), "{texts:?}");
+    assert!(texts.iter().all(|t| !t.contains("headings")), "{texts:?}");
+}
