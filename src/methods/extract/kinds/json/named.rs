@@ -7,7 +7,7 @@ use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::MAX_CATEGORY_BYTES;
 use super::project;
-use super::render::for_each_scalar;
+use super::render::{for_each_scalar, is_naming_key};
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 
@@ -96,6 +96,50 @@ fn names_every_word(query: &Query, key: &str) -> bool {
         && words > 0
         && words == named
 }
+
+/// Whether `item` holds, at most [`NAMED_VALUE_MAX_DEPTH`] deep, an entity the query names by
+/// its name: a naming member (`name`, `title`) whose short value's every word the query has
+/// (`statusCodes` for "status codes", `retry`). A document's declaration of what was asked
+/// sits there, however deep.
+pub(super) fn names_an_entity_in(query: &Query, item: &Value) -> bool {
+    fn go(v: &Value, query: &Query, depth: usize) -> bool {
+        if depth > NAMED_VALUE_MAX_DEPTH {
+            return false;
+        }
+        match v {
+            Value::Object(map) => map.iter().any(|(k, x)| {
+                let named = is_naming_key(k)
+                    && x.as_str().is_some_and(|s| {
+                        s.len() <= MAX_CATEGORY_BYTES && names_every_word(query, s)
+                    });
+                named || go(x, query, depth + 1)
+            }),
+            Value::Array(items) => items.iter().any(|x| go(x, query, depth + 1)),
+            _ => false,
+        }
+    }
+    go(item, query, 0)
+}
+
+/// Whether `item` is an entity the query names by its own name: a naming member of it
+/// (`name`, `title`) of two words or more, every one of which the query has (`statusCodes`
+/// for "status codes"). A name of one word may be the query's by chance (the tool's own
+/// process among those it lists).
+pub(super) fn names_the_entity(query: &Query, item: &Value) -> bool {
+    item.as_object().is_some_and(|map| {
+        map.iter().any(|(k, v)| {
+            is_naming_key(k)
+                && v.as_str().is_some_and(|s| {
+                    let (words, named) = project::key_words_named(s, query);
+                    s.len() <= MAX_CATEGORY_BYTES && words >= 2 && named == words
+                })
+        })
+    })
+}
+
+/// How deep [`names_an_entity_in`] looks: a document's declarations nest their members'
+/// names about a dozen levels down.
+const NAMED_VALUE_MAX_DEPTH: usize = 12;
 
 /// How deep [`names_a_part`] looks for a key the query names.
 const DESCENT_MAX_DEPTH: usize = 6;

@@ -8,7 +8,10 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::log_records::{LogShape, LogShapeBuilder, log_line};
-use super::named::{count_exact_strings, is_key_named, names_a_part, names_key};
+use super::named::{
+    count_exact_strings, is_key_named, names_a_part, names_an_entity_in, names_key,
+    names_the_entity,
+};
 use super::raw::Element;
 use super::render::{
     approx_len, for_each_scalar, json_string, labelled, named_values, named_values_where,
@@ -206,9 +209,9 @@ impl Builder<'_> {
             .log_shape
             .and_then(|shape| shape.level_of(item))
             .unwrap_or_else(|| record_level(item));
-        let named = self
-            .query
-            .map_or(0, |q| named_values(q, item, siblings.common));
+        let named = self.query.map_or(0, |q| {
+            named_values(q, item, siblings.common) + usize::from(names_the_entity(q, item))
+        });
         let shown = self.record_body(item, label, level, named, siblings);
         // Named by the member's own key, at any depth (the label is `.key` before the path).
         let key_is_named = label
@@ -292,6 +295,16 @@ impl Builder<'_> {
             // line, or a projection, would show a sliver of each. Each is walked instead, so
             // its inner records become rows of their own. A record that is a deep tree of
             // settings (a cluster's deployment) is projected to the leaves the query names.
+            return true;
+        }
+        // A map's member a document's worth (a source file's declarations, keyed by the
+        // file) that holds an entity the query names by its name: walked, so that entity's
+        // own lines can be kept. The items of an array are alike, and projected alike.
+        if self.project
+            && label.starts_with('.')
+            && approx_len(item, container) > container
+            && self.query.is_some_and(|q| names_an_entity_in(q, item))
+        {
             return true;
         }
         // A record too big for its line that the query names (by its key or a key inside

@@ -499,3 +499,47 @@ fn a_dump_of_tables_as_column_names_and_rows_reads_as_named_records() {
     assert!(texts.iter().any(|t| t.contains("logical_ip")), "{texts:?}");
     assert!(texts.iter().all(|t| !t.contains("headings")), "{texts:?}");
 }
+
+#[test]
+fn a_record_the_query_names_by_its_name_of_several_words_is_shown_whole() {
+    // Documented properties: rows show their names; the one whose name the query gives word
+    // for word is shown whole, its documented default with it.
+    let names = [
+        "limit",
+        "statusCodes",
+        "backoffLimit",
+        "retryOnTimeout",
+        "delay",
+        "hooks",
+    ];
+    let records: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            serde_json::json!({
+                "name": name,
+                "doc": format!("{} The value {name} takes.", "Words about it. ".repeat(16)),
+                "tags": [{"kind": "unsupported", "value": format!("@default [{i}, 408, 429]")}],
+                "location": {"line": 20 + i, "col": 4},
+            })
+        })
+        .collect();
+    let value = serde_json::json!({"properties": records});
+    let hints = crate::methods::extract::Hints::new()
+        .with_query("Which status codes are retried, and after what delay?");
+    let query = Query::from_hints(&hints).unwrap();
+    let doc = build_value(&value, Some(&query), 1000);
+    let texts = unit_texts(&doc);
+    // The named record is shown whole, its documentation with it; the others are rows.
+    let whole = |name: &str| {
+        texts
+            .iter()
+            .any(|t| t.contains(name) && t.contains("\"doc\":"))
+    };
+    assert!(whole("statusCodes"), "{texts:#?}");
+    // A name of one word may be the query's by chance; one of several words the query has
+    // only some of is not named.
+    assert!(!whole("delay"), "{texts:#?}");
+    assert!(!whole("retryOnTimeout"), "{texts:#?}");
+    assert!(!whole("backoffLimit"), "{texts:#?}");
+}

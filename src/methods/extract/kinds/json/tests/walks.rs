@@ -265,3 +265,65 @@ fn a_few_records_one_holding_a_long_named_list_deep_in_are_walked_into() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_big_map_member_holding_an_entity_the_query_names_is_walked() {
+    // A documentation tool's output: a map of source files, each a list of declarations
+    // whose properties are named deep down, with their documented defaults.
+    let property = |name: &str, default: &str| {
+        serde_json::json!({
+            "name": name,
+            "jsDoc": {"doc": "Some words about this property. ".repeat(8),
+                      "tags": [{"kind": "unsupported", "value": format!("@default {default}")}]},
+            "location": {"filename": "file:///pkg/types.d.ts", "line": 12, "col": 4},
+        })
+    };
+    let file = |names: &[&str]| {
+        let properties: Vec<serde_json::Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| property(n, &format!("[{i}, 408, 429]")))
+            .collect();
+        serde_json::json!({"symbols": [{"name": "Options", "declarations": [
+            {"kind": "typeAlias", "def": {"tsType": {"value": {"properties": properties}}}}
+        ]}]})
+    };
+    let mut nodes = serde_json::Map::new();
+    for i in 0..10 {
+        let names: Vec<String> = (0..6).map(|j| format!("option{i}x{j}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        nodes.insert(format!("file:///pkg/f{i}.d.ts"), file(&names));
+    }
+    nodes.insert(
+        "file:///pkg/retry.d.ts".into(),
+        file(&[
+            "limit",
+            "statusCodes",
+            "backoffLimit",
+            "jitterFactor",
+            "delay",
+            "hooks",
+        ]),
+    );
+    let value = serde_json::json!({"version": 2, "nodes": nodes});
+    let hints = crate::methods::extract::Hints::new()
+        .with_query("Which status codes are retried by default?");
+    let query = Query::from_hints(&hints).unwrap();
+    let doc = build_value(&value, Some(&query), 500);
+    let texts = unit_texts(&doc);
+    // The file holding the named property is walked down to its properties, and the named
+    // one shows its default.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("statusCodes") && t.contains("@default [1, 408, 429]")),
+        "{texts:#?}"
+    );
+    // A file that names nothing asked stays one line.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("nodes.file:///pkg/f3.d.ts: {")),
+        "{texts:#?}"
+    );
+}
