@@ -167,6 +167,26 @@ fn columnar_messages(messages: &[&str]) -> Option<Vec<Value>> {
     columnar::reshape_items(&parsed)
 }
 
+/// `item` as a map of records, when it is one: each member an object mostly of scalars (a
+/// deeper map is a tree of settings).
+fn map_of_records<'i>(item: &'i Item<'_>) -> Option<&'i serde_json::Map<String, Value>> {
+    let is_record = |value: &Value| {
+        value.as_object().is_some_and(|fields| {
+            let scalars = fields
+                .values()
+                .filter(|v| !v.is_object() && !v.is_array())
+                .count();
+            scalars * 2 > fields.len()
+        })
+    };
+    match item {
+        Item::Parsed(value) => value
+            .as_object()
+            .filter(|map| !map.is_empty() && map.values().all(is_record)),
+        Item::Raw(_) => None,
+    }
+}
+
 /// Whether JSON Lines `messages` are flat records: on average three in four of their
 /// members scalars (a transfer's timings, an access log's fields beside its request), which
 /// read as rows of a table, not messages that nest what they say (a compiler's diagnostic).
@@ -440,6 +460,36 @@ impl<'q> Builder<'q> {
         true
     }
 
+    /// A map of maps of records (a monitor's services per host: `{host: {service: {…}}}`),
+    /// read as one list of those records, each labelled with both keys
+    /// (`.harbor-gw.Root Partition`): rows of one table, where the one service in a warning
+    /// state among a dozen stands out, instead of a few records per host, compared with none.
+    /// Returns whether `members` were such a map.
+    fn keyed_record_maps<E: Element>(
+        &mut self,
+        members: &[(&str, E)],
+        path: &str,
+        parent: Option<usize>,
+    ) -> bool {
+        let maps: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
+        if maps.len() < 2 || !maps.iter().all(|item| map_of_records(item).is_some()) {
+            return false;
+        }
+        let mut rows: Vec<&Value> = Vec::new();
+        let mut labels: Vec<String> = Vec::new();
+        for ((outer, _), item) in members.iter().zip(&maps) {
+            for (inner, record) in map_of_records(item).into_iter().flatten() {
+                rows.push(record);
+                labels.push(format!(".{outer}.{inner}"));
+            }
+        }
+        if rows.len() <= FEW_RECORDS {
+            return false;
+        }
+        self.records(rows.iter(), &|i| labels[i].clone(), path, parent);
+        true
+    }
+
     /// An object: its members as records when most are objects, else its own line (scalars
     /// inline, big children summarised) with the big children walked under it.
     fn object<E: Element>(
@@ -456,6 +506,9 @@ impl<'q> Builder<'q> {
             return;
         }
         if members.len() >= 8 && self.keyed_record_lists(members, path, parent) {
+            return;
+        }
+        if object_members == members.len() && self.keyed_record_maps(members, path, parent) {
             return;
         }
         let mut line = String::new();

@@ -543,3 +543,42 @@ fn a_record_the_query_names_by_its_name_of_several_words_is_shown_whole() {
     assert!(!whole("retryOnTimeout"), "{texts:#?}");
     assert!(!whole("backoffLimit"), "{texts:#?}");
 }
+
+#[test]
+fn a_map_of_maps_of_records_is_one_list_of_records() {
+    // A monitor's services per host: read as one table, where the one service in a warning
+    // state among many stands out.
+    let mut hosts = serde_json::Map::new();
+    for host in ["gw", "cam", "web"] {
+        let mut services = serde_json::Map::new();
+        for service in ["Load", "Disk", "Swap", "Procs"] {
+            let warning = host == "cam" && service == "Disk";
+            services.insert(
+                service.into(),
+                serde_json::json!({
+                    "host_name": host,
+                    "description": service,
+                    "status": if warning { 4 } else { 2 },
+                    "plugin_output": format!("{service} {} - all {host} checks done", if warning { "WARNING" } else { "OK" }),
+                    "last_check": 1_796_028_000,
+                    "notes": "x".repeat(60),
+                }),
+            );
+        }
+        hosts.insert(host.into(), Value::Object(services));
+    }
+    let doc = build_value(&serde_json::json!({"servicelist": hosts}), None, 1000);
+    let texts = unit_texts(&doc);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("servicelist: 12 records")),
+        "{texts:#?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("servicelist.cam.Disk: ")),
+        "{texts:#?}"
+    );
+}
