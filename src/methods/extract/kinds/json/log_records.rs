@@ -42,6 +42,17 @@ struct MemberStats {
     spaced: usize,
     first: Option<String>,
     same: bool,
+    /// Records that hold it as a number of seconds or milliseconds since 1970 of this
+    /// century (`1796027488.01`): a time, as a timestamp's text is.
+    epochs: usize,
+}
+
+/// Whether `value` reads as a time since 1970 in seconds or milliseconds, between 2001 and
+/// 2286: the range where such counts have ten or thirteen digits.
+fn is_epoch_time(value: &serde_json::Number) -> bool {
+    value
+        .as_f64()
+        .is_some_and(|t| (1e9..1e10).contains(&t) || (1e12..1e13).contains(&t))
 }
 
 /// The shape of log lines being told, one record at a time.
@@ -65,15 +76,15 @@ impl LogShapeBuilder {
             return;
         };
         for (key, value) in map {
-            let Value::String(text) = value else { continue };
-            let at = match self.members.iter().position(|(k, _)| k == key) {
-                Some(at) => at,
-                None => {
-                    self.members.push((key.clone(), MemberStats::default()));
-                    self.members.len() - 1
+            let text = match value {
+                Value::String(text) => text,
+                Value::Number(number) if is_epoch_time(number) => {
+                    self.stats_of(key).epochs += 1;
+                    continue;
                 }
+                _ => continue,
             };
-            let stats = &mut self.members[at].1;
+            let stats = self.stats_of(key);
             stats.strings += 1;
             stats.levels += usize::from(is_level_word(text));
             stats.times += usize::from(log::has_timestamp(text));
@@ -87,6 +98,18 @@ impl LogShapeBuilder {
                 Some(first) => stats.same &= first == text,
             }
         }
+    }
+
+    /// The statistics of member `key`, new when it is first seen.
+    fn stats_of(&mut self, key: &str) -> &mut MemberStats {
+        let at = match self.members.iter().position(|(k, _)| k == key) {
+            Some(at) => at,
+            None => {
+                self.members.push((key.to_owned(), MemberStats::default()));
+                self.members.len() - 1
+            }
+        };
+        &mut self.members[at].1
     }
 
     /// The log shape of the records, when they are log lines: a member that is always a
@@ -109,7 +132,7 @@ impl LogShapeBuilder {
         // are read by where they are, not when.
         let time = members
             .iter()
-            .find(|(_, s)| held(s) && s.times == s.strings)?
+            .find(|(_, s)| (held(s) && s.times == s.strings) || s.epochs * 10 >= n * PRESENT_SHARE)?
             .0
             .clone();
         let message = members
@@ -188,8 +211,11 @@ pub(super) fn log_line(
     let level = map.get(&shape.level)?.as_str()?;
     let message = map.get(&shape.message)?.as_str()?;
     let mut line = String::new();
-    if let Some(time) = map.get(&shape.time).and_then(Value::as_str) {
-        line.push_str(time);
+    if let Some(time) = map.get(&shape.time) {
+        match time {
+            Value::String(text) => line.push_str(text),
+            other => line.push_str(&other.to_string()),
+        }
         line.push(' ');
     }
     line.push_str(level);
@@ -281,6 +307,40 @@ mod tests {
             "2026-11-30 05:24:07,330 WARNING module=web 400 PUT /api/contents/f7.bin (127.0.0.1): \
              Encoding error: bad base64"
         );
+    }
+
+    #[test]
+    fn a_time_in_seconds_since_1970_is_a_time() {
+        // A homeserver's terse JSON log: the time a number, the message under `log`.
+        let records: Vec<Value> = (0..10)
+            .map(|i| {
+                serde_json::json!({"log": format!("Denying new event {i} because 403: not invited"),
+                                   "namespace": "synapse.handlers.message", "level": "WARNING",
+                                   "time": 1_796_027_488.01 + f64::from(i), "request": format!("POST-{i}")})
+            })
+            .collect();
+        let mut builder = LogShapeBuilder::default();
+        records.iter().for_each(|r| builder.add(r));
+        let shape = builder.finish().expect("a log");
+        assert_eq!(
+            (shape.time.as_str(), shape.message.as_str()),
+            ("time", "log")
+        );
+        let line = log_line(&records[2], &shape, 300, &|v, _| v.to_string()).expect("a line");
+        assert_eq!(
+            line,
+            "1796027490.01 WARNING request=POST-2 Denying new event 2 because 403: not invited"
+        );
+        // Counts too small or too large for a time since 1970 are no time.
+        let counts: Vec<Value> = (0..10)
+            .map(|i| {
+                serde_json::json!({"level": "info", "bytes": 4096 + i,
+                                        "message": "a request was served in full"})
+            })
+            .collect();
+        let mut builder = LogShapeBuilder::default();
+        counts.iter().for_each(|r| builder.add(r));
+        assert!(builder.finish().is_none());
     }
 
     #[test]
