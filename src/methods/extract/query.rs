@@ -194,6 +194,16 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("information", "info"),
     ("environment", "env"),
     ("dependency", "dep"),
+    ("destination", "dest"),
+    ("address", "addr"),
+    ("number", "num"),
+    ("protocol", "proto"),
+    ("connection", "conn"),
+    ("description", "desc"),
+    ("attribute", "attr"),
+    ("request", "req"),
+    ("response", "resp"),
+    ("previous", "prev"),
 ];
 
 /// Words a log writes for the same outcome: a query about refused logins finds "password

@@ -44,6 +44,18 @@ fn adjacent_words_name_the_key_they_abbreviate_to() {
 }
 
 #[test]
+fn short_forms_of_words_name_the_keys_that_write_them() {
+    // A firewall log's `dest_port` and `proto` for "destination ports" and "protocol".
+    let q = query("Which destination ports and protocol did the blocked packets use?");
+    for key in ["dest", "proto", "port"] {
+        assert!(q.word_index(key).is_some(), "{key}");
+    }
+    // "source" is no `src`: every path of a build names it.
+    let q = query("Which source file failed?");
+    assert!(q.word_index("src").is_none());
+}
+
+#[test]
 fn quoted_strings_are_exact_terms() {
     let q = query("which hit 'Unexpected exception causing shutdown' and \"ROOT LOGIN\"?");
     assert!(
