@@ -402,6 +402,9 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         [b'N' | b'I', b':', ..] => return Level::None,
         _ => {}
     }
+    if points_out_a_mismatch(line) {
+        return Level::Warn;
+    }
     let bytes = line.as_bytes();
     let mut level = Level::None;
     // An error word does not settle the level at once: a severity the line states as a tag
@@ -448,6 +451,23 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         }
     }
     if says_failed { Level::Error } else { level }
+}
+
+/// Whether `line` ends in an arrow pointing back at it with what is wrong there: a diff's
+/// `X-Id: T[0-9]+   | X-Id: TX   <<<<< Header does not match`. The tool marks the line that
+/// failed; a conflict marker (`<<<<<<< HEAD`) starts its line instead.
+fn points_out_a_mismatch(line: &str) -> bool {
+    /// The arrow's `<`s, at least.
+    const MIN_ARROW: usize = 4;
+    let Some(at) = line.rfind(" <<<") else {
+        return false;
+    };
+    let rest = line[at + 1..].trim_start_matches('<');
+    let arrow = line.len() - at - 1 - rest.len();
+    arrow >= MIN_ARROW
+        && !line[..at].trim().is_empty()
+        && rest.starts_with(' ')
+        && rest.trim().bytes().any(|b| b.is_ascii_alphabetic())
 }
 
 /// The severity the letters `start..end` of `bytes` state as a tag, if they are one: a

@@ -153,3 +153,18 @@ fn raised_exceptions_are_errors() {
 fn tree_characters_count_as_indentation() {
     assert!(indent_of("│ │ └── semver@5.7.2") > indent_of("├─┬ chai@4.3.7"));
 }
+
+#[test]
+fn a_line_an_arrow_points_out_is_a_warning() {
+    // A stub diff's line that failed, marked at its end with what is wrong there.
+    assert_eq!(
+        level_from_words(
+            "X-Terminal-Id [matches] : T[0-9]+     | X-Terminal-Id: TX     <<<<< Header does not match"
+        ),
+        Level::Warn
+    );
+    // A merge conflict's marker starts its line; a bare arrow says nothing.
+    assert_eq!(level_from_words("<<<<<<< HEAD"), Level::None);
+    assert_eq!(level_from_words("value << 3 <<< shifted"), Level::None);
+    assert_eq!(level_from_words("left column    <<<<<"), Level::None);
+}
