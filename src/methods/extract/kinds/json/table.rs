@@ -528,8 +528,17 @@ impl Table {
                         c.strip_prefix(k.as_str())
                             .is_some_and(|r| r.starts_with('.'))
                     });
+                // A list of short values the query names by its key (a currency's
+                // `alternate_symbols`), when no column shows it.
+                let named_list = v.as_array().is_some_and(|items| {
+                    !items.is_empty() && items.iter().all(|x| !x.is_object() && !x.is_array())
+                }) && key_named(k)
+                    && !self.columns.iter().any(|c| {
+                        c.strip_suffix("[]") == Some(k.as_str()) || list_of(c) == Some(k.as_str())
+                    });
                 // A member is a column by its own key, never by a path under it.
-                (named_text || named_pair || named_object) && !self.columns.iter().any(|c| c == *k)
+                (named_text || named_pair || named_object || named_list)
+                    && !self.columns.iter().any(|c| c == *k)
             })
             .map(|(k, v)| (k.as_str(), v))
             .collect();

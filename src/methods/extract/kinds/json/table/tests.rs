@@ -406,3 +406,57 @@ fn a_why_question_asks_for_the_reason_column_and_rows_keep_the_record_name() {
         table.columns
     );
 }
+
+#[test]
+fn a_record_named_by_its_name_shows_the_list_its_row_leaves_out() {
+    // A currency table: each currency's alternate symbols, a list of short values most leave
+    // empty, which no column shows.
+    let currencies: Vec<Value> = [
+        "Omani Rial",
+        "Tunisian Dinar",
+        "Uzbekistan Som",
+        "Euro",
+        "Yen",
+        "Peso",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, name)| {
+        let alternate = if *name == "Uzbekistan Som" {
+            json!(["so‘m", "сўм"])
+        } else {
+            json!([])
+        };
+        json!({
+            "priority": 100, "iso_code": format!("C{i}X"), "name": name,
+            "symbol": format!("s{i}"), "alternate_symbols": alternate,
+            "subunit": format!("Unit{i}"), "subunit_to_unit": 100, "symbol_first": i % 2 == 0,
+            "html_entity": "", "decimal_mark": ".", "thousands_separator": ",",
+            "iso_numeric": format!("{}", 800 + i), "smallest_denomination": 1,
+            "disambiguate_symbol": format!("{name} in its own country, written in full"),
+        })
+    })
+    .collect();
+    let q = Query::from_hints(
+        &Hints::new().with_query("Which alternate symbols are listed for the Uzbekistan som?"),
+    )
+    .unwrap();
+    let mut builder = TableBuilder::default();
+    for currency in &currencies {
+        builder.add(currency, Some(&q));
+    }
+    let mut t = builder.finish(Some(&q)).expect("a table");
+    // A row too narrow for the list (wider rows elsewhere leave it out).
+    t.columns.retain(|c| !c.starts_with("alternate_symbols"));
+    let named = |k: &str| k == "alternate_symbols";
+    let hidden = t.hidden_asked_members(&currencies[2], Some(&q), &named);
+    assert!(
+        hidden.iter().any(|(k, _)| *k == "alternate_symbols"),
+        "{hidden:?}"
+    );
+    // An empty list shows nothing.
+    assert!(
+        t.hidden_asked_members(&currencies[3], Some(&q), &named)
+            .is_empty()
+    );
+}
