@@ -457,19 +457,16 @@ pub(crate) fn level_from_words(line: &str) -> Level {
 /// `X-Id: T[0-9]+   | X-Id: TX   <<<<< Header does not match`. The tool marks the line that
 /// failed; a conflict marker (`<<<<<<< HEAD`) starts its line instead.
 fn points_out_a_mismatch(line: &str) -> bool {
-    /// The arrow's `<`s, at least.
-    const MIN_ARROW: usize = 4;
     // Most lines hold no `<` at all: one vectorised scan tells.
     if memchr::memchr(b'<', line.as_bytes()).is_none() {
         return false;
     }
+    // The arrow: four `<`s or more, after a space.
     let Some(at) = line.rfind(" <<<<") else {
         return false;
     };
     let rest = line[at + 1..].trim_start_matches('<');
-    let arrow = line.len() - at - 1 - rest.len();
-    arrow >= MIN_ARROW
-        && !line[..at].trim().is_empty()
+    !line[..at].trim().is_empty()
         && rest.starts_with(' ')
         && rest.trim().bytes().any(|b| b.is_ascii_alphabetic())
 }

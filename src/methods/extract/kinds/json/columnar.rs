@@ -16,6 +16,11 @@ pub(super) fn as_records(map: &Map<String, Value>) -> Option<Value> {
     Some(records_of(map, &layout(map)?))
 }
 
+/// Whether `map` is a columnar result set (see [`layout`]).
+pub(super) fn is_set(map: &Map<String, Value>) -> bool {
+    layout(map).is_some()
+}
+
 /// `map`, laid out as `layout` says, with its rows as records.
 fn records_of(map: &Map<String, Value>, layout: &Layout<'_>) -> Value {
     let Layout {

@@ -160,7 +160,9 @@ pub(crate) fn build_lines(
 /// [`columnar`]); the first message decides whether all are parsed to find out.
 fn columnar_messages(messages: &[&str]) -> Option<Vec<Value>> {
     let first: Value = serde_json::from_str(messages.first()?).ok()?;
-    columnar::as_records(first.as_object()?)?;
+    if !columnar::is_set(first.as_object()?) {
+        return None;
+    }
     let parsed: Vec<Value> = (messages.iter())
         .filter_map(|m| serde_json::from_str(m).ok())
         .collect();
@@ -471,14 +473,17 @@ impl<'q> Builder<'q> {
         path: &str,
         parent: Option<usize>,
     ) -> bool {
-        let maps: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
-        if maps.len() < 2 || !maps.iter().all(|item| map_of_records(item).is_some()) {
+        let items: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
+        let Some(maps) = items.iter().map(map_of_records).collect::<Option<Vec<_>>>() else {
+            return false;
+        };
+        if maps.len() < 2 {
             return false;
         }
         let mut rows: Vec<&Value> = Vec::new();
         let mut labels: Vec<String> = Vec::new();
-        for ((outer, _), item) in members.iter().zip(&maps) {
-            for (inner, record) in map_of_records(item).into_iter().flatten() {
+        for ((outer, _), map) in members.iter().zip(maps) {
+            for (inner, record) in map {
                 rows.push(record);
                 labels.push(format!(".{outer}.{inner}"));
             }

@@ -108,11 +108,8 @@ pub(super) fn names_an_entity_in(query: &Query, item: &Value) -> bool {
         }
         match v {
             Value::Object(map) => map.iter().any(|(k, x)| {
-                let named = is_naming_key(k)
-                    && x.as_str().is_some_and(|s| {
-                        s.len() <= MAX_CATEGORY_BYTES && names_every_word(query, s)
-                    });
-                named || go(x, query, depth + 1)
+                short_name(k, x).is_some_and(|s| names_every_word(query, s))
+                    || go(x, query, depth + 1)
             }),
             Value::Array(items) => items.iter().any(|x| go(x, query, depth + 1)),
             _ => false,
@@ -128,13 +125,20 @@ pub(super) fn names_an_entity_in(query: &Query, item: &Value) -> bool {
 pub(super) fn names_the_entity(query: &Query, item: &Value) -> bool {
     item.as_object().is_some_and(|map| {
         map.iter().any(|(k, v)| {
-            is_naming_key(k)
-                && v.as_str().is_some_and(|s| {
-                    let (words, named) = project::key_words_named(s, query);
-                    s.len() <= MAX_CATEGORY_BYTES && words >= 2 && named == words
-                })
+            short_name(k, v).is_some_and(|s| {
+                let (words, named) = project::key_words_named(s, query);
+                words >= 2 && named == words
+            })
         })
     })
+}
+
+/// The name member `key` gives its record: its value, when `key` is a naming key (`name`,
+/// `title`) and the value a short string.
+fn short_name<'v>(key: &str, value: &'v Value) -> Option<&'v str> {
+    value
+        .as_str()
+        .filter(|s| is_naming_key(key) && s.len() <= MAX_CATEGORY_BYTES)
 }
 
 /// How deep [`names_an_entity_in`] looks: a document's declarations nest their members'

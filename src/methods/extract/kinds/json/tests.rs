@@ -16,6 +16,13 @@ fn doc_of(text: &str) -> Doc<'static> {
     )
 }
 
+/// The index of the first unit of `doc` whose text holds `needle`.
+fn unit_holding(doc: &Doc<'_>, needle: &str) -> usize {
+    (0..doc.units.len())
+        .find(|&i| doc.text(i).contains(needle))
+        .expect(needle)
+}
+
 /// The text of each unit of `doc`, in order.
 fn unit_texts<'d>(doc: &'d Doc<'_>) -> Vec<&'d str> {
     (0..doc.units.len()).map(|i| doc.text(i)).collect()

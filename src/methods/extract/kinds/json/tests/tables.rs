@@ -432,11 +432,7 @@ fn log_lines_of_one_level_are_told_apart_by_their_messages() {
         })
         .collect();
     let doc = build_value(&Value::Array(lines), None, 1000);
-    let unit = |needle: &str| {
-        (0..doc.units.len())
-            .find(|&i| doc.text(i).contains(needle))
-            .expect(needle)
-    };
+    let unit = |needle: &str| unit_holding(&doc, needle);
     let (upload, kernel) = (unit("Encoding error"), unit("Kernel does not exist"));
     assert_ne!(doc.units[upload].template, doc.units[kernel].template);
     // Lines that differ only in their numbers are one shape.
@@ -460,11 +456,7 @@ fn a_log_line_s_level_is_the_one_it_states() {
         })
         .collect();
     let doc = build_value(&Value::Array(lines), None, 1000);
-    let unit = |needle: &str| {
-        (0..doc.units.len())
-            .find(|&i| doc.text(i).contains(needle))
-            .expect(needle)
-    };
+    let unit = |needle: &str| unit_holding(&doc, needle);
     // "error" in a DEBUG line's words does not make it an error.
     assert_eq!(doc.units[unit("error budget")].level, Level::Debug);
     assert_eq!(doc.units[unit("disk full")].level, Level::Error);
