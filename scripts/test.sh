@@ -63,11 +63,18 @@ fuzz_seconds=${CONDENSE_FUZZ_SECONDS:-${CI:+15}}
 if [[ -n "$fuzz_seconds" && "$fuzz_seconds" != 0 ]]; then
     step "fuzz targets, ${fuzz_seconds} s each"
     scripts/fuzz.sh "$fuzz_seconds"
+    # Nothing after this step reads the fuzz build (about 2 GB); a CI disk needs the room for
+    # the test build. Local runs keep it for fast re-runs.
+    if [[ -n "${CI:-}" ]]; then
+        rm -rf target/fuzz
+    fi
 fi
 
 step "Claude Code end to end (skips itself when the CLI cannot be installed)"
-# Before cargo test, for the same reason as the fuzz targets; the binary it drives is built here.
-cargo build --quiet --bin condense
+# Before cargo test, for the same reason as the fuzz targets. The binary it drives is the one
+# the test build makes (target/debug/condense): a separate `cargo build` would resolve the
+# dependencies without the dev-dependencies' features and build most of them a second time.
+cargo test --no-run --quiet "$@"
 scripts/e2e/claude-code.sh
 
 step "cargo test"
