@@ -45,6 +45,9 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
     let mut tokens = line_tokens(line);
     let mut read = 0;
     let mut previous: Option<&str> = None;
+    // The status a line gives before its request (`404 - GET /a`), and whether only a
+    // separator has come since.
+    let mut leading: Option<u16> = None;
     while let Some(token) = tokens.next() {
         read += 1;
         if read > MAX_TOKENS {
@@ -64,6 +67,9 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
             && (token.starts_with('/')
                 || token.starts_with("http://")
                 || token.starts_with("https://"));
+        if bare_request && let Some(code) = leading {
+            return Some(code);
+        }
         if quoted_request || bare_request {
             let next = tokens.next()?;
             if let Some(code) = status(next) {
@@ -75,6 +81,11 @@ pub(crate) fn response_status(line: &str) -> Option<u16> {
             fields.find(|t| matches!(*t, "->" | "=>"))?;
             return fields.next().and_then(status);
         }
+        leading = match status(token) {
+            Some(code) => Some(code),
+            None if matches!(token, "-" | "|") || METHODS.contains(&token) => leading,
+            None => None,
+        };
         previous = Some(token);
     }
     None
@@ -140,6 +151,16 @@ fn status(token: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_written_before_its_request_is_read() {
+        // simple-http-server's console: time, address, status, then the request.
+        let line = "[2026-11-30 12:07:42] - 127.0.0.1 - 404 - GET /symbols/JXG.FileReader.html";
+        assert_eq!(response_status(line), Some(404));
+        assert_eq!(response_status("[12:07:42] 200 GET /index.html"), Some(200));
+        // A number before the method that a separator does not tie to it is no status.
+        assert_eq!(response_status("worker 200 took GET /a"), None);
+    }
 
     #[test]
     fn a_structured_access_log_names_its_status_member() {
