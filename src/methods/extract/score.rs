@@ -490,7 +490,10 @@ fn decay_repeats(doc: &Doc<'_>, scores: &mut [f32]) {
             let u = u as usize;
             let k = k as f32;
             // Repeated errors are each worth reading; repeated routine lines are not.
-            let decay = if doc.units[u].level == Level::Error {
+            let decay = if doc.units[u].level == Level::Error
+                && !(doc.units[u].parent.get().is_some_and(|p| p < u)
+                    && super::kinds::log::is_raised_exception(doc.text(u)))
+            {
                 ERROR_REPEAT_DECAY
             } else {
                 REPEAT_DECAY

@@ -157,4 +157,68 @@ mod tests {
             scores[head]
         );
     }
+
+    #[test]
+    fn a_trace_retried_word_for_word_yields_to_distinct_exceptions() {
+        // A music server's log: every retry of one stream logs the same connection failure
+        // through a long trace; a few calls raise their own validation errors once each.
+        let trace = |text: &mut String, raised: &str| {
+            text.push_str("Traceback (most recent call last):\n");
+            for f in 0..8 {
+                text.push_str(&format!(
+                    "  File \"/usr/lib/python3/dist-packages/app/mod{f}.py\", line {}, in f{f}\n    g{f}()\n",
+                    10 + f
+                ));
+            }
+            text.push_str(raised);
+            text.push('\n');
+        };
+        let mut text = String::new();
+        for i in 0..20 {
+            text.push_str(&format!(
+                "DEBUG    2026-11-30 08:51:{i:02},616 [StreamBackend] app.http\n  Download exception details\n"
+            ));
+            trace(
+                &mut text,
+                "requests.exceptions.ConnectionError: Max retries exceeded with url: /radio/harbor.mp3",
+            );
+            text.push_str(&format!(
+                "WARNING  2026-11-30 08:51:{i:02},617 [Core] app.tracklist\n  Track is not playable: /radio/harbor.mp3\n"
+            ));
+            let distinct = [
+                "Expected a boolean, not 'yes'",
+                "Expected an integer, not 'abc'",
+                "Expected a list of URIs, not 'notalist'",
+                "start must be smaller than end",
+            ];
+            if i % 5 == 2 {
+                text.push_str(&format!(
+                    "INFO     2026-11-30 08:51:{i:02},630 [Core] pykka\n  Exception returned to caller:\n"
+                ));
+                trace(
+                    &mut text,
+                    &format!("app.exceptions.ValidationError: {}", distinct[i / 5]),
+                );
+            }
+        }
+        let doc = log::build(&text);
+        let query = Query::from_hints(&Hints::new().with_query(
+            "Which calls raised exceptions, with what messages? Why was the radio stream not played?",
+        ));
+        let scores = score(&doc, query.as_ref());
+        let mut retries: Vec<f32> = (0..doc.units.len())
+            .filter(|&u| {
+                doc.text(u)
+                    .starts_with("requests.exceptions.ConnectionError")
+            })
+            .map(|u| scores[u])
+            .collect();
+        retries.sort_by(|a, b| b.total_cmp(a));
+        let distinct = (0..doc.units.len())
+            .filter(|&u| doc.text(u).starts_with("app.exceptions.ValidationError"))
+            .map(|u| scores[u])
+            .fold(f32::MAX, f32::min);
+        // The first retry and the last may stand for the run; the third is a repeat.
+        assert!(distinct > retries[2], "{distinct} <= {:?}", &retries[..4]);
+    }
 }
