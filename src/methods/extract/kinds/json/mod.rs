@@ -21,6 +21,7 @@ mod raw;
 mod records;
 mod render;
 mod rich_text;
+mod shared;
 mod spacing;
 mod stats;
 mod table;
@@ -518,8 +519,9 @@ impl<'q> Builder<'q> {
         }
         let mut line = String::new();
         let mut big = Vec::new();
-        for (i, (k, v)) in members.iter().enumerate() {
-            let item = v.item();
+        let items: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
+        for (i, item) in items.iter().enumerate() {
+            let k = members[i].0;
             let inline = item.approx_len(INLINE_BYTES) <= INLINE_BYTES;
             let _ = write!(line, "{}:", json_string(k));
             let digest = match &item {
@@ -539,6 +541,19 @@ impl<'q> Builder<'q> {
             line.push(',');
         }
         line.pop();
+        // The big members that are records of one family: what each repeats is said once.
+        let records: Vec<&serde_json::Map<String, Value>> = big
+            .iter()
+            .filter_map(|&i| match &items[i] {
+                Item::Parsed(value) => value.as_object(),
+                Item::Raw(_) => None,
+            })
+            .collect();
+        let shared = if records.len() == big.len() {
+            shared::shared_keys(&records)
+        } else {
+            Vec::new()
+        };
         let inline_members = members.len() - big.len();
         let unit = if line.len() > self.max_unit_bytes && inline_members >= MIN_MEMBER_LINES {
             // A map of many short values (build variables, settings, a package's scripts):
@@ -546,7 +561,11 @@ impl<'q> Builder<'q> {
             // keeps each one whole, `"KEY": value`, as the original prints it.
             self.member_lines(members, &big, path, parent, depth)
         } else {
-            let text = labelled(path, &format!("{{{line}}}"));
+            let mut text = labelled(path, &format!("{{{line}}}"));
+            if let Some(first) = records.first().filter(|_| !shared.is_empty()) {
+                let common = compact(&shared::members_of(first, &shared));
+                let _ = write!(text, "; each holds {common}");
+            }
             self.push(
                 &text,
                 Unit {
@@ -557,10 +576,18 @@ impl<'q> Builder<'q> {
             )
         };
         for i in big {
-            let (k, v) = &members[i];
+            let k = members[i].0;
             let child = child_path(path, k);
             let first = self.units.len();
-            self.walk(&v.item(), &child, Some(unit), depth + 1);
+            match &items[i] {
+                Item::Parsed(value) if !shared.is_empty() => {
+                    let own = value
+                        .as_object()
+                        .map(|record| shared::without(record, &shared));
+                    self.walk_value(own.as_ref().unwrap_or(value), &child, Some(unit), depth + 1);
+                }
+                item => self.walk(item, &child, Some(unit), depth + 1),
+            }
             // A member the query names by its key (`zod` in a dependency tree, an endpoint's
             // path) is where the answer sits, however deep.
             if first < self.units.len() && self.query.is_some_and(|q| is_key_named(q, k)) {

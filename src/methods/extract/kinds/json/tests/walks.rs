@@ -327,3 +327,44 @@ fn a_big_map_member_holding_an_entity_the_query_names_is_walked() {
         "{texts:#?}"
     );
 }
+
+#[test]
+fn what_every_variant_of_a_walked_map_repeats_is_said_once_on_its_line() {
+    // A tile provider's variants: each repeats the URL template, attribution and bounds.
+    let mut variants = serde_json::Map::new();
+    for name in ["Default", "Night", "Original", "Grey", "LandLot"] {
+        variants.insert(
+            name.into(),
+            serde_json::json!({
+                "url": "https://maps-{s}.onemap.sg/v3/{variant}/{z}/{x}/{y}.png",
+                "attribution": "Map data © contributors, Singapore Land Authority",
+                "bounds": [[1.56073, 104.11475], [1.16, 103.502]],
+                "variant": name,
+                "name": format!("OneMapSG.{name}"),
+            }),
+        );
+    }
+    let doc = doc_of(&serde_json::json!({ "OneMapSG": variants }).to_string());
+    let texts = unit_texts(&doc);
+    let line = &texts[unit_holding(&doc, "\"LandLot\"")];
+    assert!(
+        line.contains("each holds") && line.contains("onemap.sg/v3") && line.contains("104.11475"),
+        "{texts:?}"
+    );
+    let night = unit_holding(&doc, "OneMapSG.Night");
+    assert!(!texts[night].contains("onemap.sg/v3"), "{texts:?}");
+    assert_eq!(
+        doc.units[night].parent.get(),
+        Some(unit_holding(&doc, "each holds"))
+    );
+    // Variants that share only short values are shown as they are.
+    let mut variants = serde_json::Map::new();
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        variants.insert(
+            (*name).into(),
+            serde_json::json!({"max_zoom": 19, "url": format!("https://{name}.example/{i}/{{z}}/{{x}}/{{y}}.png"), "pad": name.repeat(150)}),
+        );
+    }
+    let doc = doc_of(&serde_json::json!({ "Provider": variants }).to_string());
+    assert!(unit_texts(&doc).iter().all(|t| !t.contains("each holds")));
+}
