@@ -371,9 +371,11 @@ impl Builder<'_> {
         let cells = table
             .filter(|_| as_row || projectable || lists_are_values)
             .map(|t| t.cells(item));
+        // A row whose every cell is empty (a record with none of the table's columns) says
+        // nothing: the record shows itself instead.
         let row = cells
             .as_deref()
-            .filter(|_| as_row || projectable)
+            .filter(|cells| (as_row || projectable) && cells.iter().any(|c| !c.is_empty()))
             .map(table::row_of);
         let as_row = as_row
             && (!named_in_group

@@ -574,3 +574,34 @@ fn a_map_of_maps_of_records_is_one_list_of_records() {
         "{texts:#?}"
     );
 }
+
+#[test]
+fn a_record_with_none_of_the_table_s_columns_is_no_row_of_empty_cells() {
+    // Tile providers: most are maps of variants, keyed by the variant's name; one is a single
+    // layer whose members are none of those.
+    let mut providers = serde_json::Map::new();
+    for p in 0..12 {
+        let mut variants = serde_json::Map::new();
+        for v in ["Streets", "Outdoors", "Satellite"] {
+            variants.insert(
+                v.into(),
+                serde_json::json!({
+                    "url": format!("https://p{p}.example/{v}/{{z}}/{{x}}/{{y}}.png"),
+                    "max_zoom": 19,
+                    "variant": format!("{v}-v{p}"),
+                    "html_attribution": format!("&copy; <a href=\"https://p{p}.example/copyright\">Provider {p}</a> contributors"),
+                }),
+            );
+        }
+        providers.insert(format!("Provider{p}"), Value::Object(variants));
+    }
+    providers.insert(
+        "Single".into(),
+        serde_json::json!({"tiles": "https://single.example/{z}/{x}/{y}.png", "max_zoom": 18, "attribution": "Example contributors"}),
+    );
+    let q = query_of("what are the url templates of the streets layers?");
+    let doc = build_value(&Value::Object(providers), Some(&q), 300);
+    let texts = unit_texts(&doc);
+    let single = &texts[unit_holding(&doc, ".Single")];
+    assert!(single.contains("single.example"), "{texts:?}");
+}
