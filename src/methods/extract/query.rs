@@ -204,6 +204,7 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("request", "req"),
     ("response", "resp"),
     ("previous", "prev"),
+    ("memory", "mem"),
 ];
 
 /// Words a log writes for the same outcome: a query about refused logins finds "password

@@ -50,6 +50,9 @@ fn short_forms_of_words_name_the_keys_that_write_them() {
     for key in ["dest", "proto", "port"] {
         assert!(q.word_index(key).is_some(), "{key}");
     }
+    // A system monitor's `freemem` and `totmem` for "free memory": the compound's short form.
+    let q = query("What was free memory at the fifth sample?");
+    assert!(q.names_key_word("freemem"), "freemem");
     // "source" is no `src`: every path of a build names it.
     let q = query("Which source file failed?");
     assert!(q.word_index("src").is_none());
