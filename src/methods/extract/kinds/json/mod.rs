@@ -519,9 +519,8 @@ impl<'q> Builder<'q> {
         }
         let mut line = String::new();
         let mut big = Vec::new();
-        let items: Vec<Item<'_>> = members.iter().map(|(_, v)| v.item()).collect();
-        for (i, item) in items.iter().enumerate() {
-            let k = members[i].0;
+        for (i, (k, v)) in members.iter().enumerate() {
+            let item = v.item();
             let inline = item.approx_len(INLINE_BYTES) <= INLINE_BYTES;
             let _ = write!(line, "{}:", json_string(k));
             let digest = match &item {
@@ -542,12 +541,10 @@ impl<'q> Builder<'q> {
         }
         line.pop();
         // The big members that are records of one family: what each repeats is said once.
+        // Only of a parsed document: members parsed from text here are parsed one at a time.
         let records: Vec<&serde_json::Map<String, Value>> = big
             .iter()
-            .filter_map(|&i| match &items[i] {
-                Item::Parsed(value) => value.as_object(),
-                Item::Raw(_) => None,
-            })
+            .filter_map(|&i| members[i].1.as_value()?.as_object())
             .collect();
         let shared = if records.len() == big.len() {
             shared::shared_keys(&records)
@@ -576,17 +573,15 @@ impl<'q> Builder<'q> {
             )
         };
         for i in big {
-            let k = members[i].0;
+            let (k, v) = &members[i];
             let child = child_path(path, k);
             let first = self.units.len();
-            match &items[i] {
-                Item::Parsed(value) if !shared.is_empty() => {
-                    let own = value
-                        .as_object()
-                        .map(|record| shared::without(record, &shared));
-                    self.walk_value(own.as_ref().unwrap_or(value), &child, Some(unit), depth + 1);
+            match v.as_value().and_then(Value::as_object) {
+                Some(record) if !shared.is_empty() => {
+                    let own = shared::without(record, &shared);
+                    self.walk_value(&own, &child, Some(unit), depth + 1);
                 }
-                item => self.walk(item, &child, Some(unit), depth + 1),
+                _ => self.walk(&v.item(), &child, Some(unit), depth + 1),
             }
             // A member the query names by its key (`zod` in a dependency tree, an endpoint's
             // path) is where the answer sits, however deep.

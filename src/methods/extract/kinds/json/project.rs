@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::render::set_member_path;
 use super::{compact, json_string};
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
@@ -441,11 +442,7 @@ fn for_each_child<'v>(
     match v {
         Value::Object(map) => {
             for (k, x) in map {
-                path.truncate(base);
-                if base > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
+                set_member_path(path, base, k);
                 f(Some(k), x, path);
             }
         }

@@ -150,6 +150,8 @@ pub(super) trait Element {
     fn is_object(&self) -> bool;
     /// Calls `f` with the element's value, parsing it first when it is text.
     fn with_value(&self, f: &mut dyn FnMut(&Value));
+    /// The element's value when it is one already (never parsed from text here).
+    fn as_value(&self) -> Option<&Value>;
 }
 
 impl Element for Value {
@@ -163,6 +165,10 @@ impl Element for Value {
 
     fn with_value(&self, f: &mut dyn FnMut(&Value)) {
         f(self);
+    }
+
+    fn as_value(&self) -> Option<&Value> {
+        Some(self)
     }
 }
 
@@ -180,6 +186,10 @@ impl Element for str {
             f(&value);
         }
     }
+
+    fn as_value(&self) -> Option<&Value> {
+        None
+    }
 }
 
 impl<E: Element + ?Sized> Element for &E {
@@ -193,6 +203,10 @@ impl<E: Element + ?Sized> Element for &E {
 
     fn with_value(&self, f: &mut dyn FnMut(&Value)) {
         (**self).with_value(f);
+    }
+
+    fn as_value(&self) -> Option<&Value> {
+        (**self).as_value()
     }
 }
 

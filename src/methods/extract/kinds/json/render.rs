@@ -477,6 +477,16 @@ pub(super) fn for_each_scalar(
     scalars_under(v, &mut path, depth, f);
 }
 
+/// Sets `path`, cut back to `base` (its parent's path), to member `key` under it:
+/// `spec.containers`, or `key` alone at the top.
+pub(super) fn set_member_path(path: &mut String, base: usize, key: &str) {
+    path.truncate(base);
+    if base > 0 {
+        path.push('.');
+    }
+    path.push_str(key);
+}
+
 /// Walks `v` with `path` as the dotted key so far, reusing one buffer for every key.
 pub(super) fn scalars_under(
     v: &Value,
@@ -487,11 +497,7 @@ pub(super) fn scalars_under(
     let Value::Object(map) = v else { return };
     let base = path.len();
     for (k, x) in map {
-        path.truncate(base);
-        if base > 0 {
-            path.push('.');
-        }
-        path.push_str(k);
+        set_member_path(path, base, k);
         match x {
             Value::Object(_) if depth < 1 => scalars_under(x, path, depth + 1, f),
             Value::Object(_) | Value::Array(_) => {}

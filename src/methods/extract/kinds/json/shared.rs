@@ -40,21 +40,20 @@ pub(super) fn shared_keys(siblings: &[&Map<String, Value>]) -> Vec<String> {
 
 /// `record` without the `shared` keys.
 pub(super) fn without(record: &Map<String, Value>, shared: &[String]) -> Value {
-    Value::Object(
-        record
-            .iter()
-            .filter(|(key, _)| !shared.iter().any(|s| s == *key))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect(),
-    )
+    members_where(record, |key| !shared.iter().any(|s| s == key))
 }
 
 /// The shared members as one JSON object, in `record`'s order.
 pub(super) fn members_of(record: &Map<String, Value>, shared: &[String]) -> Value {
+    members_where(record, |key| shared.iter().any(|s| s == key))
+}
+
+/// The members of `record` whose key `keep` accepts, as an object of their own.
+fn members_where(record: &Map<String, Value>, keep: impl Fn(&str) -> bool) -> Value {
     Value::Object(
         record
             .iter()
-            .filter(|(key, _)| shared.iter().any(|s| s == *key))
+            .filter(|(key, _)| keep(key))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect(),
     )

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::super::render::for_each_scalar;
+use super::super::render::set_member_path;
 use super::super::stats::field_value;
 use super::super::{Builder, last_segment};
 use super::Siblings;
@@ -157,11 +158,7 @@ fn nested_scalars(
     match v {
         Value::Object(map) => {
             for (k, x) in map {
-                path.truncate(base);
-                if base > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
+                set_member_path(path, base, k);
                 nested_scalars(x, path, depth + 1, in_list, f);
             }
         }
