@@ -46,6 +46,13 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // under it up to the next blank line are its entries.
     let mut heading: Option<usize> = None;
     let mut since_error: Option<usize> = None;
+    // Whether the last line was an error that ends by introducing its detail (node's
+    // `AssertionError: Expected values to be strictly equal:`, a blank line, then `'-3i' !==
+    // '3i'`): the blank line after it does not end the detail.
+    let mut error_introduces = false;
+    // Whether the next line is that detail, set apart by a blank line: it is the error's
+    // message, as much as the error's first line is.
+    let mut introduced_detail = false;
     // The error line a located message below it concludes (Cython's `Error compiling Cython
     // file:` over a snippet, then `path:12:5: Cannot assign …`).
     let mut unconcluded_error: Option<usize> = None;
@@ -66,8 +73,13 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         if trimmed.is_empty() {
             blank_before = true;
             heading = None;
-            // Diagnostics are separated by blank lines: an error's detail ends there.
-            since_error = None;
+            // Diagnostics are separated by blank lines: an error's detail ends there, unless
+            // the error has just said its detail follows.
+            if error_introduces {
+                introduced_detail = true;
+            } else {
+                since_error = None;
+            }
             unconcluded_error = None;
             after_diagnostic_head = false;
             continue;
@@ -148,6 +160,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             // A test run's tally (`273 passing (430ms)`, `11 failing`) answers "how many".
             (Style::Text, _) if is_run_tally(line) => 3.0,
             (Style::Text, Level::Error) => 3.0,
+            (Style::Text, _) if introduced_detail => 3.0,
             (Style::Text, Level::Warn) => 1.0,
             (Style::Code, _) if is_definition(trimmed) => 1.0,
             // A search hit that is a definition answers "where is it defined".
@@ -169,6 +182,8 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
             if level == Level::Error && !diagnostic && !concludes_error {
                 unconcluded_error = Some(index);
             }
+            error_introduces = level == Level::Error && trimmed.ends_with(':');
+            introduced_detail = false;
         }
         units.push(Unit {
             span: span.into(),

@@ -51,11 +51,11 @@ const MIN_MESSAGE_BYTES: usize = 12;
 
 /// A test runner's line for one test that did not pass: `test name ... FAILED` (cargo test,
 /// trybuild's `... mismatch`), `path::name FAILED` (pytest -v), `✕ name` (jest). Passing and
-/// skipped tests say `ok`, `PASSED`, `ignored`, `SKIPPED`.
+/// skipped tests say `ok`, `PASSED`, `ignored`, `SKIPPED`. bun writes `(fail) name`.
 pub(super) fn is_failed_test(line: &str) -> bool {
     const PASSING: &[&str] = &["ok", "passed", "ignored", "skipped", "xfail", "xpass"];
     let trimmed = line.trim();
-    if trimmed.starts_with(['✕', '✗', '×']) {
+    if trimmed.starts_with(['✕', '✗', '×']) || trimmed.starts_with("(fail) ") {
         return true;
     }
     let status = if let Some(rest) = trimmed.strip_prefix("test ") {
@@ -103,16 +103,19 @@ pub(super) fn is_horizontal_rule(line: &str) -> bool {
 }
 
 /// A test run's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
-/// (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`.
+/// (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`, ` 34 fail`
+/// and `Ran 533 tests across 2 files.` (bun, unittest), `Tests:  1 failed, 12 passed` (jest),
+/// `test result: FAILED. 3 passed; 1 failed` (cargo test).
 pub(super) fn is_run_tally(line: &str) -> bool {
     const TALLIES: &[&str] = &[
         "passing", "failing", "pending", "passed", "failed", "skipped", "errors", "error", "tests",
-        "failures", "failure",
+        "failures", "failure", "pass", "fail", "todo",
     ];
     if line.len() > 100 {
         return false;
     }
     let rest = line.trim_start_matches([' ', '\t', '=', '-']);
+    let rest = tally_label_end(rest).map_or(rest, |end| rest[end..].trim_start());
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let Some(after) = rest[digits..].strip_prefix(' ').filter(|_| digits > 0) else {
         return false;
@@ -121,7 +124,35 @@ pub(super) fn is_run_tally(line: &str) -> bool {
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(after.len());
     TALLIES.contains(&&after[..word_end])
-        && (after[word_end..].is_empty() || after[word_end..].starts_with([' ', ',', '(']))
+        && (after[word_end..].is_empty() || after[word_end..].starts_with([' ', ',', '(', ';']))
+}
+
+/// Where the label before a run's tally ends: `Ran ` (bun, unittest), a label and a colon
+/// (`Tests:`, `Test Suites:`, `test result:`, with cargo's `FAILED.` or `ok.` after it), or a
+/// label of capitalised words set apart by two spaces (vitest's `Test Files  1 failed`).
+fn tally_label_end(line: &str) -> Option<usize> {
+    /// Labels longer than this are a sentence, not a label.
+    const MAX_LABEL_BYTES: usize = 24;
+    if line.starts_with("Ran ") {
+        return Some(4);
+    }
+    let digit = line.find(|c: char| c.is_ascii_digit())?;
+    let label = line[..digit].trim_end();
+    if label.is_empty() || digit > MAX_LABEL_BYTES || !label.starts_with(char::is_alphabetic) {
+        return None;
+    }
+    let outcome = label
+        .strip_suffix("FAILED.")
+        .or_else(|| label.strip_suffix("ok."))
+        .map_or(label, str::trim_end);
+    let words_only = |s: &str| s.chars().all(|c| c.is_alphabetic() || c == ' ');
+    let labelled = outcome.strip_suffix(':').is_some_and(words_only);
+    let set_apart = line[..digit].ends_with("  ")
+        && words_only(label)
+        && label
+            .split(' ')
+            .all(|word| word.starts_with(|c: char| c.is_ascii_uppercase()));
+    (labelled || set_apart).then_some(digit)
 }
 
 /// pytest's `E   AssertionError: …` lines: the failure's cause, under its test.
@@ -162,6 +193,9 @@ mod tests {
             "tests/test_app.py::test_ok PASSED            [ 41%]"
         ));
         assert!(is_failed_test("  ✕ renders the title (12 ms)"));
+        // bun
+        assert!(is_failed_test("(fail) Fraction > floor(0.5) [0.28ms]"));
+        assert!(!is_failed_test("(pass) Fraction > floor(0.4, 1) [0.46ms]"));
     }
 
     #[test]
@@ -173,5 +207,19 @@ mod tests {
         assert!(!is_run_tally("  4) construct-timestamp"));
         assert!(!is_run_tally("12 passengers boarded"));
         assert!(!is_run_tally("passing 12 tests"));
+        // bun and unittest print their counts alone, or after `Ran`.
+        assert!(is_run_tally(" 499 pass"));
+        assert!(is_run_tally(" 34 fail"));
+        assert!(is_run_tally("Ran 533 tests across 2 files. [230.00ms]"));
+        assert!(is_run_tally("Ran 929 tests in 1.204s"));
+        // jest, vitest and cargo test put a label first.
+        assert!(is_run_tally("Tests:       1 failed, 12 passed, 13 total"));
+        assert!(is_run_tally("      Test Files  1 failed | 2 passed (3)"));
+        assert!(is_run_tally(
+            "test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured"
+        ));
+        assert!(!is_run_tally("Boarding: 12 passengers"));
+        assert!(!is_run_tally("the run took 12 tests to settle"));
+        assert!(!is_run_tally("Ranked 12 tests"));
     }
 }

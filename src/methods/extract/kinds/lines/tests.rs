@@ -232,3 +232,33 @@ fn lines_after_an_error_gain_priority() {
     assert!(doc.units[2].prior > 0.0);
     assert!(doc.units[1].prior >= 3.0);
 }
+
+#[test]
+fn the_detail_an_error_introduces_after_a_blank_line_is_the_error_s() {
+    // node's assert, as bun and mocha print it: the values compared come after a blank line.
+    let text = "878 |   assert.strictEqual(a, b);\n\
+                AssertionError: Expected values to be strictly equal:\n\
+                \n\
+                '-3i' !== '3i'\n\
+                \n\
+                      at strictEqual (node:assert:181:14)\n\
+                (fail) Complex > sqrt [0.2ms]\n\
+                \n\
+                done: all files read\n\
+                \n\
+                next line\n\
+                last line\n";
+    let doc = build(text, Style::Text);
+    let detail = (0..doc.units.len())
+        .find(|&i| doc.text(i) == "'-3i' !== '3i'")
+        .unwrap();
+    assert!(
+        doc.units[detail].prior >= 3.0,
+        "{}",
+        doc.units[detail].prior
+    );
+    // A line that is no error does not introduce anything across a blank line.
+    let next = doc.units.len() - 2;
+    assert_eq!(doc.text(next), "next line");
+    assert_eq!(doc.units[next].prior, 0.0);
+}
