@@ -113,9 +113,11 @@ impl Builder<'_> {
         let mut count = 0;
         let mut exact_records = vec![0usize; self.query.map_or(0, |q| q.exact.len())];
         let mut log_shape = LogShapeBuilder::default();
+        let mut sizes = SizesBuilder::new(CONTAINER_LINES * self.max_unit_bytes);
         for item in items.clone() {
             count += 1;
             item.with_value(&mut |v| {
+                sizes.add(v);
                 stats.add(v);
                 log_shape.add(v);
                 if self.tabulate {
@@ -168,6 +170,7 @@ impl Builder<'_> {
             grouped: &grouped,
             log_shape: log_shape.as_ref(),
             count,
+            sizes: sizes.finish(),
             schema,
             first_field,
             field_index: HashMap::new(),
@@ -195,7 +198,7 @@ impl Builder<'_> {
 
     /// One record's line, and its field values for rarity and extremes.
     fn record(&mut self, item: &Value, label: &str, path: &str, siblings: &mut Siblings<'_>) {
-        if self.walks_into(item, label, siblings.count) {
+        if self.walks_into(item, label, siblings) {
             self.walk_value(item, &format!("{path}{label}"), Some(siblings.schema), 2);
             return;
         }
@@ -279,8 +282,15 @@ impl Builder<'_> {
     }
 
     /// Whether a record is walked as a tree of its own rather than made one line.
-    fn walks_into(&self, item: &Value, label: &str, count: usize) -> bool {
+    fn walks_into(&self, item: &Value, label: &str, siblings: &Siblings<'_>) -> bool {
+        let count = siblings.count;
         let container = CONTAINER_LINES * self.max_unit_bytes;
+        if siblings.sizes.is_outsized(item) {
+            // The one record a document's worth, larger than all its siblings together (a
+            // medical image's content tree beside its forty short header fields): it is
+            // where the document's substance is, and one line would show its first leaves.
+            return true;
+        }
         if count <= FEW_RECORDS
             && approx_len(item, container) > container
             && holds_its_records(item, container, self.query)
@@ -445,6 +455,7 @@ struct Siblings<'a> {
     /// The members that make the records log lines, when they are.
     log_shape: Option<&'a LogShape>,
     count: usize,
+    sizes: Sizes,
     /// The array's schema line, the parent of every record.
     schema: usize,
     /// Where the records' fields start in the builder's, and each key's index among them.
@@ -458,4 +469,57 @@ struct RecordBody {
     body: String,
     whole: Option<String>,
     list_cells: Option<Vec<String>>,
+}
+
+/// How the records' sizes compare: whether one of them is the document's substance.
+struct SizesBuilder {
+    /// A record over this many bytes is a document's worth.
+    container: usize,
+    outsized: usize,
+    /// The bytes of the records up to `container`.
+    rest: usize,
+}
+
+impl SizesBuilder {
+    fn new(container: usize) -> Self {
+        SizesBuilder {
+            container,
+            outsized: 0,
+            rest: 0,
+        }
+    }
+
+    fn add(&mut self, record: &Value) {
+        let len = approx_len(record, self.container);
+        if len > self.container {
+            self.outsized += 1;
+        } else {
+            self.rest += len;
+        }
+    }
+
+    fn finish(self) -> Sizes {
+        Sizes {
+            container: self.container,
+            // Only one: of two such, neither is the whole substance.
+            rest: (self.outsized == 1).then_some(self.rest),
+        }
+    }
+}
+
+struct Sizes {
+    container: usize,
+    /// The bytes of all records but the one over `container`, when exactly one is.
+    rest: Option<usize>,
+}
+
+impl Sizes {
+    /// Whether `record` is the one record over a document's worth, and larger than all its
+    /// siblings together.
+    fn is_outsized(&self, record: &Value) -> bool {
+        self.rest.is_some_and(|rest| {
+            let limit = rest.max(self.container);
+            approx_len(record, limit) > limit
+        })
+    }
 }

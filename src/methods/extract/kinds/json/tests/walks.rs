@@ -368,3 +368,48 @@ fn what_every_variant_of_a_walked_map_repeats_is_said_once_on_its_line() {
     let doc = doc_of(&serde_json::json!({ "Provider": variants }).to_string());
     assert!(unit_texts(&doc).iter().all(|t| !t.contains("each holds")));
 }
+
+/// A medical image's header as `dcm2json` writes it: dozens of short tagged elements, and one
+/// sequence (the report's content tree) that holds most of the document.
+fn tagged_header_and_content_tree(items: usize) -> Value {
+    let mut map = serde_json::Map::new();
+    for i in 0..40 {
+        map.insert(
+            format!("{:08X}", 0x0008_0000 + i),
+            serde_json::json!({"vr": "CS", "Value": [format!("V{i}")]}),
+        );
+    }
+    let content: Vec<Value> = (0..items)
+        .map(|k| {
+            serde_json::json!({
+                "0040A010": {"vr": "CS", "Value": ["CONTAINS"]},
+                "0040A040": {"vr": "CS", "Value": ["TEXT"]},
+                "0040A160": {"vr": "UT", "Value": [format!("finding number {k} of the report")]},
+            })
+        })
+        .collect();
+    map.insert(
+        "0040A730".into(),
+        serde_json::json!({"vr": "SQ", "Value": content}),
+    );
+    Value::Object(map)
+}
+
+#[test]
+fn the_one_record_larger_than_all_its_siblings_is_walked() {
+    let doc = build_value(&tagged_header_and_content_tree(60), None, 1000);
+    // Each item of the content tree is a row of its own, not a sliver of one line.
+    let last = unit_holding(&doc, "finding number 59 of the report");
+    assert!(
+        doc.text(last).starts_with(".0040A730.Value[59]"),
+        "{}",
+        doc.text(last)
+    );
+    // With a tree no larger than its siblings together, it stays one record among them.
+    let doc = build_value(&tagged_header_and_content_tree(6), None, 1000);
+    assert!(
+        unit_texts(&doc)
+            .iter()
+            .any(|t| t.starts_with(".0040A730: "))
+    );
+}
