@@ -515,11 +515,38 @@ struct Sizes {
 
 impl Sizes {
     /// Whether `record` is the one record over a document's worth, and larger than all its
-    /// siblings together.
+    /// siblings together, by the many values it holds (a record made big by one long text is
+    /// one value, and reads best as one line with a window on what the query names).
     fn is_outsized(&self, record: &Value) -> bool {
         self.rest.is_some_and(|rest| {
             let limit = rest.max(self.container);
-            approx_len(record, limit) > limit
+            approx_len(record, limit) > limit && holds_values(record, MIN_OUTSIZED_VALUES)
         })
     }
+}
+
+/// Values a record must hold to be walked as the document's substance.
+const MIN_OUTSIZED_VALUES: usize = 32;
+
+/// Whether `value` holds at least `least` scalars, however deep.
+fn holds_values(value: &Value, least: usize) -> bool {
+    fn count(v: &Value, left: &mut usize) {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Object(map) => Box::new(map.values()),
+            Value::Array(items) => Box::new(items.iter()),
+            _ => {
+                *left = left.saturating_sub(1);
+                return;
+            }
+        };
+        for child in children {
+            if *left == 0 {
+                return;
+            }
+            count(child, left);
+        }
+    }
+    let mut left = least;
+    count(value, &mut left);
+    left == 0
 }
