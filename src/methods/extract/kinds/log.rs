@@ -269,6 +269,15 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             last.span.set_end(span.end);
             last.weight += 1;
             entry_lines += 1;
+            // An entry that dumps what a device or a peer said (a printer's `| Recv: Error:
+            // Checksum mismatch` under an INFO `Got a resend request`) failed by what it
+            // quotes: it weighs as a stated warning, though its head is routine.
+            if !in_python_trace
+                && last.level < Level::Warn
+                && doc::level_from_words(line) == Level::Error
+            {
+                last.prior = last.prior.max(level_prior(Level::Warn, true));
+            }
             // A trace that fits its entry ends with what was raised: one line logs every
             // exception of a remote call (`Exception caught`), and what it caught is the
             // entry's kind, not a repeat of the one before.

@@ -29,6 +29,23 @@ fn a_failure_stated_at_a_low_level_gains_as_a_warning() {
 }
 
 #[test]
+fn an_entry_quoting_a_failure_below_its_head_gains_as_a_warning() {
+    // OctoPrint's INFO entry dumps the printer's last lines, one of which is its error.
+    let text = "2026-11-30 15:32:11,043 - octoprint.util.comm - INFO - Got a resend request\n\
+                | Last lines in terminal:\n\
+                | Send: N100 G1 X9.5 Y11.4\n\
+                | Recv: Error: Checksum mismatch\n\
+                2026-11-30 15:32:11,050 - octoprint.util.comm - INFO - Changing state\n\
+                | Last lines in terminal:\n\
+                | Recv: ok\n\
+                2026-11-30 15:32:12,000 - octoprint.server - INFO - Shutting down\n";
+    let doc = build(text);
+    assert_eq!(doc.units.len(), 3);
+    assert_eq!(doc.units[0].prior, level_prior(Level::Warn, true));
+    assert_eq!(doc.units[1].prior, 0.0);
+}
+
+#[test]
 fn reads_explicit_levels() {
     assert_eq!(
         explicit_level("2015-07-29 23:44:28,903 - ERROR [x] - y"),
