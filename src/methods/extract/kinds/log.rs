@@ -274,6 +274,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             // quotes: it weighs as a stated warning, though its head is routine.
             if !in_python_trace
                 && last.level < Level::Warn
+                && last.prior < level_prior(Level::Warn, true)
                 && doc::level_from_words(line) == Level::Error
             {
                 last.prior = last.prior.max(level_prior(Level::Warn, true));
