@@ -277,7 +277,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
                 && last.prior < level_prior(Level::Warn, true)
                 && doc::level_from_words(line) == Level::Error
             {
-                last.prior = last.prior.max(level_prior(Level::Warn, true));
+                last.prior = level_prior(Level::Warn, true);
             }
             // A trace that fits its entry ends with what was raised: one line logs every
             // exception of a remote call (`Exception caught`), and what it caught is the

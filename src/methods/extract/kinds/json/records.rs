@@ -113,7 +113,7 @@ impl Builder<'_> {
         let mut count = 0;
         let mut exact_records = vec![0usize; self.query.map_or(0, |q| q.exact.len())];
         let mut log_shape = LogShapeBuilder::default();
-        let mut sizes = SizesBuilder::new(CONTAINER_LINES * self.max_unit_bytes);
+        let mut sizes = Sizes::new(CONTAINER_LINES * self.max_unit_bytes);
         for item in items.clone() {
             count += 1;
             item.with_value(&mut |v| {
@@ -170,7 +170,7 @@ impl Builder<'_> {
             grouped: &grouped,
             log_shape: log_shape.as_ref(),
             count,
-            sizes: sizes.finish(),
+            sizes,
             schema,
             first_field,
             field_index: HashMap::new(),
@@ -472,17 +472,18 @@ struct RecordBody {
 }
 
 /// How the records' sizes compare: whether one of them is the document's substance.
-struct SizesBuilder {
+struct Sizes {
     /// A record over this many bytes is a document's worth.
     container: usize,
+    /// How many records are over `container`.
     outsized: usize,
     /// The bytes of the records up to `container`.
     rest: usize,
 }
 
-impl SizesBuilder {
+impl Sizes {
     fn new(container: usize) -> Self {
-        SizesBuilder {
+        Sizes {
             container,
             outsized: 0,
             rest: 0,
@@ -498,30 +499,15 @@ impl SizesBuilder {
         }
     }
 
-    fn finish(self) -> Sizes {
-        Sizes {
-            container: self.container,
-            // Only one: of two such, neither is the whole substance.
-            rest: (self.outsized == 1).then_some(self.rest),
-        }
-    }
-}
-
-struct Sizes {
-    container: usize,
-    /// The bytes of all records but the one over `container`, when exactly one is.
-    rest: Option<usize>,
-}
-
-impl Sizes {
-    /// Whether `record` is the one record over a document's worth, and larger than all its
-    /// siblings together, by the many values it holds (a record made big by one long text is
-    /// one value, and reads best as one line with a window on what the query names).
+    /// Whether `record` is the one record over a document's worth (of two such, neither is
+    /// the whole substance), larger than all its siblings together, by the many values it
+    /// holds (a record made big by one long text is one value, and reads best as one line
+    /// with a window on what the query names).
     fn is_outsized(&self, record: &Value) -> bool {
-        self.rest.is_some_and(|rest| {
-            let limit = rest.max(self.container);
-            approx_len(record, limit) > limit && holds_values(record, MIN_OUTSIZED_VALUES)
-        })
+        let limit = self.rest.max(self.container);
+        self.outsized == 1
+            && approx_len(record, limit) > limit
+            && holds_values(record, MIN_OUTSIZED_VALUES)
     }
 }
 
