@@ -10,8 +10,10 @@ use super::doc::{Doc, Level, Template};
 use super::kinds::log::thousands;
 use crate::TokenCounter;
 
+mod frames;
 mod labels;
 
+use frames::RepeatedFrames;
 use labels::TreeLabels;
 
 /// Estimated tokens of one omission marker line (`[… 1,203 similar INFO lines omitted …]`).
@@ -74,6 +76,7 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     });
     let bytes_per_token = calibrate(doc, &order, counter);
     let labels = TreeLabels::of(doc);
+    let frames = RepeatedFrames::of(doc);
     let mut target = budget as f64 * 0.97;
     // The smallest target known to overflow: growing never goes past it.
     let mut too_big = f64::INFINITY;
@@ -81,8 +84,10 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
     let mut best_choice: Option<Choice> = None;
     let mut last = Filled::default();
     for _ in 0..MAX_ATTEMPTS {
-        let choice = select(doc, &order, &labels, target, bytes_per_token);
-        let text = render(doc, &labels, &choice, &|i| Cow::Borrowed(doc.text(i)));
+        let choice = select(doc, &order, &labels, &frames, target, bytes_per_token);
+        let text = render(doc, &labels, &frames, &choice, &|i| {
+            Cow::Borrowed(doc.text(i))
+        });
         let kept_units = choice.kept.iter().filter(|&&s| s).count();
         let everything = kept_units == n;
         // Counted once, in full: an attempt over the budget needs its size to scale the next.
@@ -128,6 +133,7 @@ pub(crate) fn fill(doc: &Doc<'_>, scores: &[f32], budget: usize, counter: &Token
             bytes_per_token,
             counter,
             labels: &labels,
+            frames: &frames,
         };
         if choice.kept.iter().all(|&s| s) {
             show_fuller(doc, &order, choice.with_overview, b, &room);
@@ -173,7 +179,7 @@ fn top_up(
         if bytes < MIN_TOP_UP_BYTES {
             return;
         }
-        let text = render(doc, limits.labels, &choice, &|i| {
+        let text = render(doc, limits.labels, limits.frames, &choice, &|i| {
             if i == next {
                 Cow::Owned(head_of(doc.text(i), bytes))
             } else {
@@ -204,6 +210,7 @@ struct Room<'c> {
     bytes_per_token: f64,
     counter: &'c TokenCounter,
     labels: &'c TreeLabels,
+    frames: &'c RepeatedFrames,
 }
 
 /// Spends the room left when every unit fits (records cut to rows of a table: the whole
@@ -237,16 +244,22 @@ fn show_fuller(
         if whole.is_empty() && partial.is_none() {
             return;
         }
-        let text = render(doc, limits.labels, &every, &|i| match doc.fuller.get(i) {
-            Some(fuller) => match partial {
-                Some((unit, bytes)) if unit == i => {
-                    Cow::Owned(fuller_head(doc.text(i), fuller, bytes))
-                }
-                _ if whole.binary_search(&i).is_ok() => Cow::Borrowed(fuller),
-                _ => Cow::Borrowed(doc.text(i)),
+        let text = render(
+            doc,
+            limits.labels,
+            limits.frames,
+            &every,
+            &|i| match doc.fuller.get(i) {
+                Some(fuller) => match partial {
+                    Some((unit, bytes)) if unit == i => {
+                        Cow::Owned(fuller_head(doc.text(i), fuller, bytes))
+                    }
+                    _ if whole.binary_search(&i).is_ok() => Cow::Borrowed(fuller),
+                    _ => Cow::Borrowed(doc.text(i)),
+                },
+                None => Cow::Borrowed(doc.text(i)),
             },
-            None => Cow::Borrowed(doc.text(i)),
-        });
+        );
         // The room is scaled by how far the text it added fell short of, or overshot, the
         // budget: byte estimates of whole records are rough.
         let tokens = counter.count(&text);
@@ -343,6 +356,7 @@ fn select(
     doc: &Doc<'_>,
     order: &[usize],
     labels: &TreeLabels,
+    frames: &RepeatedFrames,
     target: f64,
     bytes_per_token: f64,
 ) -> Choice {
@@ -369,6 +383,8 @@ fn select(
         used += MARKER_TOKENS;
     }
     let mut chain = Vec::with_capacity(MAX_CONTEXT_DEPTH);
+    // The repeated frames of the units kept so far: shown once, they cost a marker after.
+    let mut shown = frames::Shown::default();
     for &u in order {
         if used >= target - 2.0 {
             break;
@@ -399,8 +415,17 @@ fn select(
             cost += estimate(c, brief[c]);
             gap_delta += gap_change(&kept, c);
         }
+        if !frames.is_empty() {
+            cost -= chain
+                .iter()
+                .map(|&c| frames.saved_tokens(c, &shown, bytes_per_token))
+                .sum::<f64>();
+        }
         if used + cost + gap_delta * MARKER_TOKENS <= target {
             used += cost + gap_delta * MARKER_TOKENS;
+            for &c in &chain {
+                frames.show(c, &mut shown);
+            }
         } else {
             for &c in &chain {
                 kept[c] = false;
@@ -442,6 +467,7 @@ fn gap_change(selected: &[bool], u: usize) -> f64 {
 fn render<'d>(
     doc: &'d Doc<'_>,
     labels: &TreeLabels,
+    frames: &RepeatedFrames,
     choice: &Choice,
     text_of: &dyn Fn(usize) -> Cow<'d, str>,
 ) -> String {
@@ -455,6 +481,7 @@ fn render<'d>(
     let mut i = 0;
     let n = doc.units.len();
     let mut depths = vec![0u16; n];
+    let mut emitted = frames::Shown::default();
     while i < n {
         if selected[i] {
             let brief = choice.brief[i]
@@ -465,12 +492,25 @@ fn render<'d>(
             } else {
                 text_of(i)
             };
+            let text = match frames.is_empty() {
+                false => frames::said_once(&text, &mut emitted).map_or(text, Cow::Owned),
+                true => text,
+            };
             let (depth, text) = labels.relative(doc, i, &text, selected, &depths);
             depths[i] = depth;
-            out.push_str(&text);
-            // The first kept line of a template says how many of its repeats were left out.
-            if let Some(omitted) = doc.units[i].template.and_then(|t| folded.remove(&t)) {
-                out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
+            // The first kept line of a template says how many of its repeats were left out:
+            // at the end of the entry's line, not of the trace under it.
+            match doc.units[i].template.and_then(|t| folded.remove(&t)) {
+                Some(omitted) => {
+                    let (line, rest) = text.split_once('\n').unwrap_or((&text, ""));
+                    out.push_str(line);
+                    out.push_str(&format!(" [+{} similar omitted]", thousands(omitted)));
+                    if !rest.is_empty() {
+                        out.push('\n');
+                        out.push_str(rest);
+                    }
+                }
+                None => out.push_str(&text),
             }
             out.push('\n');
             i += 1;
