@@ -154,6 +154,10 @@ pub(crate) fn add_field_signals(
     }
 }
 
+/// The most records without a member that the query asks them to lack which are raised as
+/// lacking it: a budget's worth of rows.
+const MAX_WITHOUT_THE_FIELD: usize = 16;
+
 /// Values that say a record lacks what its field names: empty, or a flag that is off
 /// (`"pie": "no"` of a binary "built without PIE").
 const LACKING_VALUES: &[&[u8]] = &[b"", b"no", b"false", b"none", b"off", b"disabled"];
@@ -170,17 +174,43 @@ fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
         .collect();
     let lacks = |h: u64| h == FALSE || h == NULL || lacking_values.contains(&h);
     for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
-        let lacking: Vec<usize> = field
+        let mut lacking: Vec<usize> = field
             .iter()
             .filter(|(_, v)| matches!(v, FieldValue::Category(h) if lacks(*h)))
             .map(|(u, _)| u)
             .collect();
+        // A record with no such member at all lacks it most ("the docs with no interface at
+        // all"): its siblings under the same parent that the field has no value of, when they
+        // are few. Where many lack it (the regions of every country), the query names which
+        // ones by its other words.
+        let without = without_the_field(doc, field);
+        if without.len() <= MAX_WITHOUT_THE_FIELD {
+            lacking.extend(without);
+        }
         if lacking.len() * 2 < field.len() {
             for u in lacking {
                 extreme[u] = extreme[u].max(weight);
             }
         }
     }
+}
+
+/// The records beside `field`'s (under the same parent as its first record) that hold no
+/// value of it: JSON records without the member.
+fn without_the_field(doc: &Doc<'_>, field: &Field) -> Vec<usize> {
+    let Some((first, _)) = field.iter().next() else {
+        return Vec::new();
+    };
+    let Some(parent) = doc.units[first].parent.get() else {
+        return Vec::new();
+    };
+    let mut has = vec![false; doc.units.len()];
+    for (u, _) in field.iter() {
+        has[u] = true;
+    }
+    (parent + 1..doc.units.len())
+        .filter(|&u| !has[u] && doc.units[u].parent.get() == Some(parent))
+        .collect()
 }
 
 /// "Which rows have a PhD share above 100": the records whose value of a column the query

@@ -4,6 +4,7 @@ use super::render::render_string;
 use super::*;
 use crate::methods::extract::doc::FieldValue;
 
+mod lacking;
 mod query_names;
 mod tables;
 mod walks;

@@ -46,7 +46,7 @@ fn a_text_the_query_ranks_by_is_ranked_by_its_length() {
 
 /// An SBOM's components: most under a few licenses given by `id`, four under rare ones, one
 /// by an `expression`, one with none.
-fn components() -> Vec<Value> {
+pub(super) fn components() -> Vec<Value> {
     (0..30)
         .map(|i| {
             let licenses = match i {
@@ -111,57 +111,6 @@ fn a_list_s_most_telling_field_is_its_column_and_another_stands_in_where_missing
         .find(|f| f.name() == "licenses[].license.id")
         .expect("a field of the licenses");
     assert_eq!(field.len(), components.len());
-}
-
-#[test]
-fn a_record_lacking_what_the_query_asks_about_ranks_with_the_best_matches() {
-    let components = components();
-    let listing = serde_json::json!({ "components": components });
-    let q = query_of("which component declares no license at all?");
-    let doc = build_value(&listing, Some(&q), 300);
-    let scores = crate::methods::extract::score::score(&doc, Some(&q));
-    let lacking = (0..doc.units.len())
-        .find(|&u| doc.text(u).contains("package-23 |"))
-        .expect("the row of the component without a license");
-    let mut ranked: Vec<usize> = (0..doc.units.len())
-        .filter(|&u| !doc.units[u].pinned)
-        .collect();
-    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    // Ahead of the records rare for their own licenses.
-    assert_eq!(ranked[0], lacking, "{}", doc.text(ranked[0]));
-}
-
-#[test]
-fn a_record_whose_flag_the_query_asks_it_to_lack_ranks_with_the_best_matches() {
-    // A security scan: each binary's hardening flags as "yes"/"no", and a count to rank by.
-    let binaries: serde_json::Map<String, Value> = (0..200)
-        .map(|i| {
-            let path = format!("/usr/bin/tool{i}");
-            let pie = if i % 8 == 3 { "no" } else { "yes" };
-            let record = serde_json::json!({
-                "relro": if i % 3 == 0 { "full" } else { "partial" },
-                "canary": "yes",
-                "pie": pie,
-                "fortified": (i * 7 % 31).to_string(),
-                "filename": path,
-            });
-            (path, record)
-        })
-        .collect();
-    let q =
-        query_of("which executables are built without PIE, and how many functions are fortified?");
-    let doc = build_value(&Value::Object(binaries), Some(&q), 300);
-    let scores = crate::methods::extract::score::score(&doc, Some(&q));
-    let mut ranked: Vec<usize> = (0..doc.units.len())
-        .filter(|&u| !doc.units[u].pinned)
-        .collect();
-    ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    // Most of the 25 binaries without PIE rank first, whatever their functions fortified.
-    let lacking = ranked[..25]
-        .iter()
-        .filter(|&&u| doc.text(u).contains(r#""pie":"no""#))
-        .count();
-    assert!(lacking >= 15, "{lacking} of 25");
 }
 
 #[test]
