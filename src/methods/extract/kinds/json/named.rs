@@ -171,6 +171,32 @@ pub(super) fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
     out
 }
 
+/// The query words in the keys of `item`'s members at any depth, each once: what a record
+/// holds that others lack (an `_attachments` map, a `deleted` flag).
+pub(super) fn query_key_words_in(item: &Value, query: &Query) -> HashSet<String> {
+    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
+        match v {
+            Value::Array(items) if depth < MAX_WORD_DEPTH => {
+                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
+            }
+            Value::Object(map) if depth < MAX_WORD_DEPTH => {
+                for (key, x) in map {
+                    for_each_word(key, buf, |w| {
+                        if query.words.contains_key(w) && !out.contains(w) {
+                            out.insert(w.to_owned());
+                        }
+                    });
+                    go(x, query, depth + 1, buf, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashSet::default();
+    go(item, query, 0, &mut String::new(), &mut out);
+    out
+}
+
 /// The short values of `item`'s top-level members that are query words and nothing else:
 /// one word (`delete`, `failed`) or a name of a few (`harbor_pa` of "the Harbor PA sink"),
 /// each given as its words joined by spaces.

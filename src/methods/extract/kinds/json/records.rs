@@ -414,7 +414,7 @@ impl Builder<'_> {
                 // Singled out only by a query word its row shows (a label, a state), a record
                 // reads as well as a row, and leaves the budget to the rows of its siblings.
                 let key_named = |k: &str| self.query.is_some_and(|q| is_key_named(q, k));
-                // The query words in the record, found once for both questions.
+                // The rare query words in the record, found once for both questions.
                 let words = std::cell::OnceCell::new();
                 let hidden = (!table.singles_out_by(item, self.query, &row, &words))
                     .then(|| table.hidden_asked_members_by(item, self.query, &key_named, &words));

@@ -10,7 +10,7 @@ use memchr::memmem;
 use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
-use super::named::{query_values_in, query_words_in};
+use super::named::{query_key_words_in, query_values_in, query_words_in};
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
 use crate::methods::extract::tree::noise::opaque_share;
@@ -41,6 +41,11 @@ const MAX_COLUMN_BYTES: usize = 90;
 const MIN_RECORD_BYTES: usize = 300;
 /// A query word held by at most one record in this many singles those records out.
 const RARE_SHARE: usize = 4;
+/// The same for a query word in the records' keys: a key is rarer than a value before it sets
+/// its records apart, as records of a few kinds (a fix and a sky report) each have their own.
+const RARE_KEY_SHARE: usize = 20;
+/// Records needed for a key to be rare among them.
+const MIN_RARE_KEY_RECORDS: usize = 2 * RARE_KEY_SHARE;
 /// Columns fewer than this say too little about a record.
 const MIN_COLUMNS: usize = 2;
 /// Values up to this long are searched for another value by scanning for its first byte;
@@ -79,6 +84,9 @@ pub(super) struct Table {
     /// `delete` among `get`s and `post`s), though many may hold them deeper (`delete_repo`
     /// in every response's scopes): the query names such a record by what it is.
     rare_values: HashSet<String>,
+    /// Query words in keys very few records have (the one doc with `_attachments`, the one
+    /// change marked `deleted`): the query names such a record by what it holds.
+    rare_key_words: HashSet<String>,
 }
 
 /// What the sampled records say about one candidate column.
@@ -111,12 +119,21 @@ pub(super) struct TableBuilder {
     word_records: HashMap<String, usize>,
     /// Per query word, how many sampled records hold it as a top-level member's whole value.
     value_records: HashMap<String, usize>,
+    /// Per query word, how many sampled records hold it in a key.
+    key_word_records: HashMap<String, usize>,
 }
 
 impl TableBuilder {
     /// Adds one record to the sample (records past the sample only count).
     pub(super) fn add(&mut self, item: &Value, query: Option<&Query>) {
         self.records += 1;
+        // Every record's keys count: records of another shape may all come late (the comets
+        // numbered after the unnumbered ones), and a key rare in the sample is common there.
+        if let Some(q) = query {
+            for word in query_key_words_in(item, q) {
+                *self.key_word_records.entry(word).or_default() += 1;
+            }
+        }
         if self.records > SAMPLE {
             return;
         }
@@ -302,10 +319,10 @@ impl TableBuilder {
             return None;
         }
         chosen.sort();
-        let rare = |counts: HashMap<String, usize>| {
+        let rare = |counts: HashMap<String, usize>, share: usize| {
             counts
                 .into_iter()
-                .filter(|(_, count)| count * RARE_SHARE <= n)
+                .filter(|(_, count)| count * share <= n)
                 .map(|(word, _)| word)
                 .collect()
         };
@@ -327,8 +344,15 @@ impl TableBuilder {
         Some(Table {
             columns,
             stand_ins: stand_ins.into_iter().map(|(p, _)| p).collect(),
-            rare_words: rare(self.word_records),
-            rare_values: rare(self.value_records),
+            rare_words: rare(self.word_records, RARE_SHARE),
+            rare_values: rare(self.value_records, RARE_SHARE),
+            // Among a few records, each with keys of its own (a tracer's maps, one a record),
+            // each key is as rare as the next.
+            rare_key_words: if n >= MIN_RARE_KEY_RECORDS {
+                rare(self.key_word_records, RARE_KEY_SHARE)
+            } else {
+                HashSet::default()
+            },
         })
     }
 }

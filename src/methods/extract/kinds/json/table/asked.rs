@@ -7,7 +7,9 @@ use std::cell::OnceCell;
 use serde_json::Value;
 
 use super::{HashSet, Table, key_named_share, list_of};
-use crate::methods::extract::kinds::json::named::{query_values_in, query_words_in};
+use crate::methods::extract::kinds::json::named::{
+    query_key_words_in, query_values_in, query_words_in,
+};
 use crate::methods::extract::kinds::json::render::is_name_value_list;
 use crate::methods::extract::query::Query;
 use crate::methods::extract::terms::for_each_word;
@@ -29,7 +31,7 @@ impl Table {
         self.singles_out_by(item, query, row, &OnceCell::new())
     }
 
-    /// [`Table::singles_out`], with the query words in `item` found once for the calls that
+    /// [`Table::singles_out`], with the rare query words in `item` found once for the calls that
     /// share `words`.
     pub(in super::super) fn singles_out_by(
         &self,
@@ -38,7 +40,7 @@ impl Table {
         row: &str,
         words: &OnceCell<HashSet<String>>,
     ) -> bool {
-        let Some(q) = query.filter(|_| !self.rare_words.is_empty()) else {
+        let Some(q) = query.filter(|_| self.has_rare_words()) else {
             return false;
         };
         let mut shown = HashSet::default();
@@ -46,9 +48,31 @@ impl Table {
             shown.insert(w.to_owned());
         });
         words
-            .get_or_init(|| query_words_in(item, q))
+            .get_or_init(|| self.query_words_in(item, q))
             .iter()
-            .any(|w| self.rare_words.contains(w) && !shown.contains(w))
+            .any(|w| !shown.contains(w))
+    }
+
+    /// Whether any query word is rare among the records, in their values or their keys.
+    fn has_rare_words(&self) -> bool {
+        !self.rare_words.is_empty() || !self.rare_key_words.is_empty()
+    }
+
+    /// The query words `item` holds that few of its siblings hold: in its values, or in its
+    /// keys when fewer still have those.
+    fn query_words_in(&self, item: &Value, q: &Query) -> HashSet<String> {
+        let mut words: HashSet<String> = query_words_in(item, q)
+            .into_iter()
+            .filter(|w| self.rare_words.contains(w))
+            .collect();
+        if !self.rare_key_words.is_empty() {
+            words.extend(
+                query_key_words_in(item, q)
+                    .into_iter()
+                    .filter(|w| self.rare_key_words.contains(w)),
+            );
+        }
+        words
     }
 
     /// The members of `item` its row hides that the query asks for: when `item` holds a query
@@ -65,7 +89,7 @@ impl Table {
         self.hidden_asked_members_by(item, query, key_named, &OnceCell::new())
     }
 
-    /// [`Table::hidden_asked_members`], with the query words in `item` found once for the
+    /// [`Table::hidden_asked_members`], with the rare query words in `item` found once for the
     /// calls that share `words`.
     pub(in super::super) fn hidden_asked_members_by<'v>(
         &self,
@@ -120,11 +144,10 @@ impl Table {
             && (query_values_in(item, q)
                 .iter()
                 .any(|w| self.rare_values.contains(w))
-                || (!self.rare_words.is_empty()
-                    && words
-                        .get_or_init(|| query_words_in(item, q))
-                        .iter()
-                        .any(|w| self.rare_words.contains(w))));
+                || (self.has_rare_words()
+                    && !words
+                        .get_or_init(|| self.query_words_in(item, q))
+                        .is_empty()));
         if !singled_out {
             return Vec::new();
         }

@@ -313,3 +313,51 @@ fn a_reading_keeps_its_value_before_what_describes_it() {
     .expect("projected: the query names the readings' source and PGN");
     assert!(projected.contains(r#""value":"PORTLAND""#), "{projected}");
 }
+
+/// A changes feed of element docs, each with a spec and a summary; the doc at `special`
+/// alone holds `extra` (an `_attachments` map), and every tenth doc an `obsolete` flag.
+fn changes_feed(special: usize, extra: Value) -> Value {
+    let results: Vec<Value> = (0..120)
+        .map(|i| {
+            let spec = ["HTML Standard", "SVG 2", "Ruby Extensions"][i % 3];
+            let mut doc = serde_json::json!({
+                "name": format!("element{i}"),
+                "href": format!("https://html.spec.whatwg.org/multipage/elements.html#element{i}"),
+                "spec": spec,
+                "_rev": format!("1-{:032x}", i * 7919),
+                "summary": format!("Element {i} of the {spec}, described at some length so that a record is worth a row of a table rather than itself."),
+            });
+            let fields = doc.as_object_mut().expect("an object");
+            if i == special {
+                fields.insert("_attachments".into(), extra.clone());
+            }
+            if i % 10 == 0 {
+                fields.insert("obsolete".into(), Value::Bool(true));
+            }
+            serde_json::json!({"id": format!("el:{i}"), "seq": i, "doc": doc})
+        })
+        .collect();
+    serde_json::json!({ "results": results })
+}
+
+#[test]
+fn a_record_holding_a_key_very_few_have_that_the_query_names_shows_it() {
+    let attachment = serde_json::json!({"notes.txt": {
+        "content_type": "text/plain", "digest": "md5-KCgDEO8r9mr4/SgfItB6mw==", "revpos": 2}});
+    let feed = changes_feed(77, attachment);
+    let q = query_of("which doc carries an attachment? Give its name and digest.");
+    let doc = build_value(&feed, Some(&q), 1200);
+    let record = (0..doc.units.len())
+        .map(|u| doc.text(u))
+        .find(|t| t.contains("el:77"))
+        .expect("the record");
+    assert!(record.contains("md5-KCgDEO8r9mr4/SgfItB6mw=="), "{record}");
+    // A key a tenth of the records hold is no key of one: those records stay rows.
+    let q = query_of("which element docs are obsolete?");
+    let doc = build_value(&feed, Some(&q), 1200);
+    let record = (0..doc.units.len())
+        .map(|u| doc.text(u))
+        .find(|t| t.contains("el:30 |"))
+        .expect("the row of an obsolete doc");
+    assert!(!record.contains("described at some length"), "{record}");
+}
