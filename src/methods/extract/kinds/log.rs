@@ -202,16 +202,37 @@ pub(crate) fn level_prior(level: Level, explicit: bool) -> f32 {
 
 /// A failure a log states at a low level (amqtt's `DEBUG - Authentication failure: password
 /// mismatch for user …`): its words say what its level does not, and it gains as a warning
-/// guessed from words would.
+/// guessed from words would. A trace logged one entry a line (`[INFO] Traceback …`) ends with
+/// an entry whose message is the exception (`[INFO] ZeroDivisionError: division by zero`):
+/// that is an error, as the exception line of a trace under one entry is.
 fn understated_failure_prior(line: &str, level: Level, explicit: bool) -> f32 {
-    if explicit
-        && matches!(level, Level::Debug | Level::Info)
-        && doc::level_from_words(line) == Level::Error
-    {
+    if !explicit || !matches!(level, Level::Debug | Level::Info) {
+        0.0
+    } else if message_raises(line) {
+        level_prior(Level::Error, false)
+    } else if doc::level_from_words(line) == Level::Error {
         level_prior(Level::Warn, false)
     } else {
         0.0
     }
+}
+
+/// Words of an entry's head (time, level, logger) before its message.
+const MAX_HEAD_WORDS: usize = 6;
+
+/// Whether an entry's message, after its head, is a raised exception (`KeyError: 'region'`).
+fn message_raises(line: &str) -> bool {
+    let mut rest = line;
+    for _ in 0..MAX_HEAD_WORDS {
+        let Some((_, after)) = rest.split_once(char::is_whitespace) else {
+            return false;
+        };
+        rest = after.trim_start();
+        if is_raised_exception(rest) && rest.contains(':') {
+            return true;
+        }
+    }
+    false
 }
 
 pub(crate) fn build(text: &str) -> Doc<'_> {

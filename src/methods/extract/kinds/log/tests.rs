@@ -29,6 +29,28 @@ fn a_failure_stated_at_a_low_level_gains_as_a_warning() {
 }
 
 #[test]
+fn a_trace_logged_one_entry_a_line_ends_with_an_error() {
+    // A WSGI server logs each line of a handler's trace as an INFO entry of its own.
+    let text = "\
+2026-11-30 18:32:35,943 [INFO] Traceback (most recent call last):
+2026-11-30 18:32:35,943 [INFO]   File \"/srv/app.py\", line 52, in app
+2026-11-30 18:32:35,944 [INFO]     eta = 10 / order['priority']
+2026-11-30 18:32:35,944 [INFO] ZeroDivisionError: division by zero
+2026-11-30 18:32:35,944 [INFO] Request handled in 0.4 ms: error rate 0%
+";
+    let doc = build(text);
+    let prior = |needle: &str| {
+        let u = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains(needle))
+            .expect(needle);
+        doc.units[u].prior
+    };
+    assert_eq!(prior("ZeroDivisionError"), level_prior(Level::Error, false));
+    assert_eq!(prior("line 52"), 0.0);
+    assert!(prior("Request handled") < prior("ZeroDivisionError"));
+}
+
+#[test]
 fn an_entry_quoting_a_failure_below_its_head_gains_as_a_warning() {
     // OctoPrint's INFO entry dumps the printer's last lines, one of which is its error.
     let text = "2026-11-30 15:32:11,043 - octoprint.util.comm - INFO - Got a resend request\n\
