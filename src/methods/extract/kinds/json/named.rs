@@ -150,50 +150,56 @@ const DESCENT_MAX_DEPTH: usize = 6;
 
 /// The query words in `item`'s string values, each once.
 pub(super) fn query_words_in(item: &Value, query: &Query) -> HashSet<String> {
-    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
-        match v {
-            Value::String(s) => for_each_word(s, buf, |w| {
-                if query.words.contains_key(w) && !out.contains(w) {
-                    out.insert(w.to_owned());
-                }
-            }),
-            Value::Array(items) if depth < MAX_WORD_DEPTH => {
-                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
-            }
-            Value::Object(map) if depth < MAX_WORD_DEPTH => {
-                map.values().for_each(|x| go(x, query, depth + 1, buf, out))
-            }
-            _ => {}
-        }
-    }
-    let mut out = HashSet::default();
-    go(item, query, 0, &mut String::new(), &mut out);
-    out
+    query_words_where(item, query, WordsIn::Values)
 }
 
 /// The query words in the keys of `item`'s members at any depth, each once: what a record
 /// holds that others lack (an `_attachments` map, a `deleted` flag).
 pub(super) fn query_key_words_in(item: &Value, query: &Query) -> HashSet<String> {
-    fn go(v: &Value, query: &Query, depth: usize, buf: &mut String, out: &mut HashSet<String>) {
-        match v {
-            Value::Array(items) if depth < MAX_WORD_DEPTH => {
-                items.iter().for_each(|x| go(x, query, depth + 1, buf, out))
+    query_words_where(item, query, WordsIn::Keys)
+}
+
+/// Where in a record its query words are looked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WordsIn {
+    Values,
+    Keys,
+}
+
+fn query_words_where(item: &Value, query: &Query, place: WordsIn) -> HashSet<String> {
+    fn add(text: &str, query: &Query, buf: &mut String, out: &mut HashSet<String>) {
+        for_each_word(text, buf, |w| {
+            if query.words.contains_key(w) && !out.contains(w) {
+                out.insert(w.to_owned());
             }
+        });
+    }
+    fn go(
+        v: &Value,
+        query: &Query,
+        place: WordsIn,
+        depth: usize,
+        buf: &mut String,
+        out: &mut HashSet<String>,
+    ) {
+        match v {
+            Value::String(s) if place == WordsIn::Values => add(s, query, buf, out),
+            Value::Array(items) if depth < MAX_WORD_DEPTH => items
+                .iter()
+                .for_each(|x| go(x, query, place, depth + 1, buf, out)),
             Value::Object(map) if depth < MAX_WORD_DEPTH => {
                 for (key, x) in map {
-                    for_each_word(key, buf, |w| {
-                        if query.words.contains_key(w) && !out.contains(w) {
-                            out.insert(w.to_owned());
-                        }
-                    });
-                    go(x, query, depth + 1, buf, out);
+                    if place == WordsIn::Keys {
+                        add(key, query, buf, out);
+                    }
+                    go(x, query, place, depth + 1, buf, out);
                 }
             }
             _ => {}
         }
     }
     let mut out = HashSet::default();
-    go(item, query, 0, &mut String::new(), &mut out);
+    go(item, query, place, 0, &mut String::new(), &mut out);
     out
 }
 
