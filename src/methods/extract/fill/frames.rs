@@ -91,6 +91,12 @@ impl RepeatedFrames {
         self.shared.is_empty()
     }
 
+    /// Whether unit `u` has lines another unit repeats: only those can be said once, there
+    /// or in the other.
+    pub(super) fn repeats(&self, u: usize) -> bool {
+        self.shared.get(u).is_some_and(|lines| !lines.is_empty())
+    }
+
     /// The tokens unit `u` would not spend, at `bytes_per_token`, with `shown` already shown.
     pub(super) fn saved_tokens(&self, u: usize, shown: &Shown, bytes_per_token: f64) -> f64 {
         let Some(lines) = self.shared.get(u).filter(|lines| !lines.is_empty()) else {

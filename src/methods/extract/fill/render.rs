@@ -41,10 +41,10 @@ pub(super) fn render<'d>(
             } else {
                 text_of(i)
             };
-            let text = if frames.is_empty() {
-                text
-            } else {
+            let text = if frames.repeats(i) {
                 frames::said_once(&text, &mut emitted).map_or(text, Cow::Owned)
+            } else {
+                text
             };
             let (depth, text) = labels.relative(doc, i, &text, selected, &depths);
             depths[i] = depth;

@@ -222,6 +222,10 @@ const MAX_HEAD_WORDS: usize = 6;
 
 /// Whether an entry's message, after its head, is a raised exception (`KeyError: 'region'`).
 fn message_raises(line: &str) -> bool {
+    // Most lines name no exception: one scan each sets them aside.
+    if !line.contains("Error") && !line.contains("Exception") {
+        return false;
+    }
     let mut rest = line;
     for _ in 0..MAX_HEAD_WORDS {
         let Some((_, after)) = rest.split_once(char::is_whitespace) else {
