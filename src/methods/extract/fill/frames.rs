@@ -12,7 +12,7 @@
 //!   File "/app/turbines.py", line 41, in efficiency
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 
 use crate::methods::extract::detect::ContentKind;
@@ -51,7 +51,7 @@ impl RepeatedFrames {
         }
         let mut indented: Vec<Vec<SharedLine>> = vec![Vec::new(); doc.units.len()];
         // How many units hold each line, counted once per unit.
-        let mut holders: std::collections::HashMap<u64, u32, WordHash> = Default::default();
+        let mut holders: HashMap<u64, u32, WordHash> = HashMap::default();
         let mut seen_in_unit = Shown::default();
         for (u, lines) in indented.iter_mut().enumerate() {
             let text = doc.text(u);
@@ -99,11 +99,11 @@ impl RepeatedFrames {
 
     /// The tokens unit `u` would not spend, at `bytes_per_token`, with `shown` already shown.
     pub(super) fn saved_tokens(&self, u: usize, shown: &Shown, bytes_per_token: f64) -> f64 {
-        let Some(lines) = self.shared.get(u).filter(|lines| !lines.is_empty()) else {
+        if !self.repeats(u) {
             return 0.0;
-        };
+        }
         let mut saved = 0.0;
-        for run in runs(lines, shown) {
+        for run in runs(&self.shared[u], shown) {
             let bytes: u32 = run.iter().map(|line| line.bytes).sum();
             saved += bytes as f64 / bytes_per_token - RUN_MARKER_TOKENS;
         }
