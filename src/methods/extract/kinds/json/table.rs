@@ -162,7 +162,7 @@ impl TableBuilder {
         } else {
             Vec::new()
         };
-        for (path, value, text) in &cells {
+        for (place, (path, value, text)) in cells.iter().enumerate() {
             // Looked up before inserting: the path is cloned only for a new column.
             if !self.columns.contains_key(path) {
                 let order = self.columns.len();
@@ -197,15 +197,22 @@ impl TableBuilder {
             }
             stats.checked += 1;
             if let Cell::Scalar(Value::String(s)) = value {
-                for ((other, _, other_text), _) in
-                    cells.iter().zip(&sources).filter(|(_, source)| **source)
+                for (other_place, ((other, _, other_text), _)) in cells
+                    .iter()
+                    .zip(&sources)
+                    .enumerate()
+                    .filter(|(_, (_, source))| **source)
                 {
                     // Cheapest test first: a longer value is never inside this one, and one
-                    // as long only when equal (counted once per pair, by the smaller path).
+                    // as long only when equal. Of two equal values the one under the longer
+                    // key is built from the other (a `fancy_title` from its `title`); of keys
+                    // as long, the later from the earlier.
                     let (needle, haystack) = (other_text.as_bytes(), s.as_bytes());
                     let built_from = match needle.len().cmp(&haystack.len()) {
                         Ordering::Greater => false,
-                        Ordering::Equal => other < path && needle == haystack,
+                        Ordering::Equal => {
+                            is_source_key((other_place, other), (place, path)) && needle == haystack
+                        }
                         Ordering::Less => other != path && contains(haystack, needle),
                     };
                     if built_from {
@@ -444,6 +451,14 @@ fn key_named_share(path: &str, query: &Query) -> i32 {
         named += i32::from(query.names_key_word(w));
     });
     KEY_NAMED * named / words.max(1)
+}
+
+/// Of two columns holding equal values, whether `source` is the one the other is built
+/// from: the one under the shorter key (a `title` beside its `fancy_title`), or of keys as
+/// long, the one that comes first in the record. Each is given with its place there.
+fn is_source_key(source: (usize, &str), other: (usize, &str)) -> bool {
+    let key_len = |path: &str| super::last_segment(path).len();
+    (key_len(source.1), source.0) < (key_len(other.1), other.0)
 }
 
 /// Whether `needle` (not empty) occurs in `haystack`. Record values are mostly short, where

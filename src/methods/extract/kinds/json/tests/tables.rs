@@ -554,3 +554,41 @@ fn a_record_with_none_of_the_table_s_columns_is_no_row_of_empty_cells() {
     let single = &texts[unit_holding(&doc, ".Single")];
     assert!(single.contains("single.example"), "{texts:?}");
 }
+
+#[test]
+fn of_two_keys_holding_one_text_the_plainer_is_the_column() {
+    // A forum's topics: `fancy_title` repeats `title`, with entities where it has quotes.
+    let topics: Vec<Value> = (0..40)
+        .map(|i| {
+            let title = if i == 9 {
+                "Deploy to Heroku isn't working".to_owned()
+            } else {
+                format!("Question number {i} about charts")
+            };
+            let fancy = title.replace('\'', "&rsquo;");
+            serde_json::json!({"id": i, "title": title, "fancy_title": fancy,
+                "slug": format!("question-{i}"), "posts_count": i % 7,
+                "created_at": format!("2015-11-{:02}T17:41:51.609Z", 1 + i % 28),
+                "bumped_at": format!("2015-12-{:02}T10:04:11.311Z", 1 + i % 28),
+                "image_url": null, "unseen": false, "visible": true, "closed": false,
+                "views": 100 + i * 13, "like_count": i % 3, "archetype": "regular",
+                "last_poster_username": format!("user{}", i % 9), "pinned": i == 0})
+        })
+        .collect();
+    let q = query_of("which topic has the most views?");
+    let doc = build_value(&serde_json::json!({ "topics": topics }), Some(&q), 300);
+    let texts = unit_texts(&doc);
+    let schema = texts
+        .iter()
+        .find(|t| t.contains("one line per record"))
+        .unwrap();
+    let columns = schema.split("one line per record:").nth(1).unwrap();
+    assert!(columns.contains("title"), "{schema}");
+    assert!(!columns.contains("fancy_title"), "{schema}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("Deploy to Heroku isn't working")),
+        "{texts:?}"
+    );
+}
