@@ -27,6 +27,7 @@ mod quantities;
 mod records;
 mod references;
 mod reports;
+mod restated;
 mod rows;
 mod settings;
 mod traces;
@@ -174,6 +175,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     decay_repeats(doc, &mut scores);
     if doc.kind == ContentKind::Log {
+        restated::decay_restated_failures(doc, &mut scores);
         traces::raise_raised_exceptions(doc, &mut scores);
     }
     if let Some(q) = query {
