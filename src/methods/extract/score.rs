@@ -29,6 +29,7 @@ mod references;
 mod reports;
 mod restated;
 mod rows;
+mod series;
 mod settings;
 mod traces;
 
@@ -162,6 +163,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         )
     {
         quantities::raise_ranked_quantities(doc, q, &query_scores, &mut scores);
+    }
+    if let Some(q) = query
+        && doc.kind == ContentKind::Text
+    {
+        series::raise_ranked_series(doc, q, &query_scores, &mut scores);
     }
     pull_blocks(doc, &records, &query_scores, &mut scores);
     if matches!(doc.kind, ContentKind::Text | ContentKind::Log) {
