@@ -35,7 +35,7 @@ impl Builder<'_> {
             let value = match &item {
                 Item::Parsed(value) => value
                     .as_str()
-                    .and_then(|s| render::elided_digest(s, self.query))
+                    .and_then(|s| render::elided_member_digest(k, s, self.query))
                     .unwrap_or_else(|| item.compact()),
                 Item::Raw(_) => item.compact(),
             };

@@ -526,7 +526,7 @@ impl<'q> Builder<'q> {
             let digest = match &item {
                 Item::Parsed(value) => value
                     .as_str()
-                    .and_then(|s| render::elided_digest(s, self.query)),
+                    .and_then(|s| render::elided_member_digest(k, s, self.query)),
                 Item::Raw(_) => None,
             };
             if let Some(digest) = digest {

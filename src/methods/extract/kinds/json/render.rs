@@ -261,6 +261,26 @@ pub(super) fn elided_digest(s: &str, query: Option<&Query>) -> Option<String> {
     Some(format!("{}…\"", &quoted[..quoted.len() - 1]))
 }
 
+/// [`elided_digest`] for a member's value: a digest the query asks for by its key (the
+/// `nextPageToken` of "is there a token for the next page") is kept whole.
+pub(super) fn elided_member_digest(key: &str, s: &str, query: Option<&Query>) -> Option<String> {
+    if query.is_some_and(|q| names_key(q, key)) {
+        return None;
+    }
+    elided_digest(s, query)
+}
+
+/// Whether the query names most of `key`'s words (`next`, `page` and `token` of
+/// `nextPageToken`).
+fn names_key(query: &Query, key: &str) -> bool {
+    let (mut words, mut named) = (0, 0);
+    crate::methods::extract::terms::for_each_word(key, &mut String::new(), |w| {
+        words += 1;
+        named += usize::from(query.names_key_word(w));
+    });
+    words > 0 && named * 2 > words
+}
+
 /// `window_query`, when given, is the query whose sentences are kept past the head.
 pub(super) fn render_string(
     out: &mut String,

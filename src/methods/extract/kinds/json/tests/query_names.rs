@@ -361,3 +361,20 @@ fn a_record_holding_a_key_very_few_have_that_the_query_names_shows_it() {
         .expect("the row of an obsolete doc");
     assert!(!record.contains("described at some length"), "{record}");
 }
+
+#[test]
+fn a_digest_the_query_asks_for_by_its_key_is_kept_whole() {
+    let token = "ChhQRVJfUFJPSkVDVF9NQUNISU5FX1RZUEUSGjYwMDUzMTk1NTY3NS5uMS1zdGFuZGFyZC04";
+    let items: Vec<Value> = (0..30)
+        .map(|i| serde_json::json!({"name": format!("type-{i}"), "memoryMb": 1024 * i}))
+        .collect();
+    let page = serde_json::json!({"items": items, "nextPageToken": token, "etag": token});
+    let asked = query_of("is there a token for the next page?");
+    let doc = build_value(&page, Some(&asked), 300);
+    let texts = unit_texts(&doc);
+    assert!(texts.iter().any(|t| t.contains(token)), "{texts:?}");
+    // Not asked for, it is cut to its head.
+    let other = query_of("how much memory does type-7 get?");
+    let doc = build_value(&page, Some(&other), 300);
+    assert!(!unit_texts(&doc).iter().any(|t| t.contains(token)));
+}
