@@ -47,6 +47,8 @@ pub(crate) struct Query {
     /// The words of what the query asks records to lack ("which component declares no
     /// license"): a record whose field they name is empty answers.
     absent: std::collections::HashSet<String, WordHash>,
+    /// The words the query negates ("dependencies not requested directly").
+    negated: std::collections::HashSet<String, WordHash>,
     /// The short keys adjacent query words abbreviate to ("package URL" is `purl`, "process
     /// id" `pid`, "current working directory" `cwd`), stemmed as the query's words.
     acronyms: std::collections::HashSet<String, WordHash>,
@@ -227,6 +229,7 @@ impl Query {
                     let next = query.words.len();
                     query.words.entry(format!("un{word}")).or_insert(next);
                 }
+                query.negated.insert(word);
             }
             compounds = compound_words(&text);
         }
@@ -308,6 +311,11 @@ impl Query {
     /// `licenses[].license.id` of "which component declares no license".
     pub(crate) fn asks_lacking(&self, name: &str) -> bool {
         names_one_of(own_key(name), &self.absent)
+    }
+
+    /// Whether the query negates a word of `name`: `requested` of "not requested directly".
+    pub(crate) fn negates(&self, name: &str) -> bool {
+        names_one_of(own_key(name), &self.negated)
     }
 
     /// The bound the query sets on the column `name`, if a word of it is among the words just

@@ -41,6 +41,10 @@ fn adjacent_words_name_the_key_they_abbreviate_to() {
     // Not across punctuation or stopwords, nor shorter than three letters.
     assert!(!q.names_key_word("upid") && !q.names_key_word("iid"));
     assert!(!q.names_key_word("pu") && !q.names_key_word("opurl"));
+    // Two long words, each clipped to three letters: a data set's column.
+    let q = query("Which seats had a Liberal incumbent, and what is the population density?");
+    assert!(q.names_key_word("libinc") && q.names_key_word("popden"));
+    assert!(!q.names_key_word("hadlib") && !q.names_key_word("seahad"));
 }
 
 #[test]

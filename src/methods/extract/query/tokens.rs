@@ -8,8 +8,13 @@ use super::{MAX_ARGUMENT_LEN, MIN_EXACT_LEN, WordHash};
 /// Shorter keys are common words by accident ("file id" is no `fid` a reader would know).
 const MIN_ACRONYM_LEN: usize = 3;
 
+/// Words at least this long are clipped to their first [`CLIP`] letters in a column's name.
+const MIN_CLIPPED_WORD: usize = 5;
+const CLIP: usize = 3;
+
 /// The keys runs of two or three adjacent query words abbreviate to: the first letters of
-/// all but the last and the last whole (`purl`, `pid`, `fname`), or of all three (`cwd`).
+/// all but the last and the last whole (`purl`, `pid`, `fname`), or of all three (`cwd`), or
+/// of two long words, each clipped (`libinc`).
 /// A run is of letters-only words, none a stopword, with no punctuation between them.
 pub(super) fn acronyms(text: &str) -> std::collections::HashSet<String, WordHash> {
     let mut found = std::collections::HashSet::default();
@@ -38,6 +43,11 @@ pub(super) fn acronyms(text: &str) -> std::collections::HashSet<String, WordHash
             add(format!("{initials}{}", words[len - 1]));
             if len == 3 {
                 add(format!("{initials}{}", &words[2][..1]));
+            }
+            // A data set's column clips each of two long words to its first syllable:
+            // `libinc` of "Liberal incumbent", `popden` of "population density".
+            if len == 2 && words.iter().all(|w| w.len() >= MIN_CLIPPED_WORD) {
+                add(format!("{}{}", &words[0][..CLIP], &words[1][..CLIP]));
             }
         }
         if !token.ends_with(|c: char| c.is_alphanumeric()) {
