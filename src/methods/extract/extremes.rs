@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use super::doc::{Doc, Field, FieldValue};
 use super::query::{Bound, Ends, Query};
 
+mod flags;
+
 /// A field value rare among sibling records, or the column's largest or smallest value.
 const RARE_VALUE_WEIGHT: f32 = 2.5;
 const EXTREME_WEIGHT: f32 = 1.0;
@@ -145,72 +147,14 @@ pub(crate) fn add_field_signals(
         }
     }
     if let Some(q) = query {
-        add_lacking(doc, q, ranking.extreme, &mut extreme);
+        flags::add_lacking(doc, q, ranking.extreme, &mut extreme);
+        flags::add_flagged(doc, q, ranking.extreme, &mut extreme);
         add_past_bounds(doc, q, ranking.extreme, &mut extreme);
     }
     for ((s, r), e) in scores.iter_mut().zip(rare).zip(extreme) {
         // The strongest signal of each sort counts; many weak ones are noise.
         *s += r + e;
     }
-}
-
-/// The most records without a member that the query asks them to lack which are raised as
-/// lacking it: a budget's worth of rows.
-const MAX_WITHOUT_THE_FIELD: usize = 16;
-
-/// Values that say a record lacks what its field names: empty, or a flag that is off
-/// (`"pie": "no"` of a binary "built without PIE").
-const LACKING_VALUES: &[&[u8]] = &[b"", b"no", b"false", b"none", b"off", b"disabled"];
-
-/// "Which component declares no license", "which binaries are built without PIE": the records
-/// whose field the query asks them to lack is empty, null or an off flag score `weight`, as
-/// much as the best match, when they are few.
-fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
-    /// JSON's `false` and `null` (see `json::stats::field_value`).
-    const FALSE: u64 = 0;
-    const NULL: u64 = 2;
-    let lacking_values: Vec<u64> = (LACKING_VALUES.iter())
-        .map(|v| xxhash_rust::xxh3::xxh3_64(v))
-        .collect();
-    let lacks = |h: u64| h == FALSE || h == NULL || lacking_values.contains(&h);
-    for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
-        let mut lacking: Vec<usize> = field
-            .iter()
-            .filter(|(_, v)| matches!(v, FieldValue::Category(h) if lacks(*h)))
-            .map(|(u, _)| u)
-            .collect();
-        // A record with no such member at all lacks it most ("the docs with no interface at
-        // all"): its siblings under the same parent that the field has no value of, when they
-        // are few. Where many lack it (the regions of every country), the query names which
-        // ones by its other words.
-        let without = without_the_field(doc, field);
-        if without.len() <= MAX_WITHOUT_THE_FIELD {
-            lacking.extend(without);
-        }
-        if lacking.len() * 2 < field.len() {
-            for u in lacking {
-                extreme[u] = extreme[u].max(weight);
-            }
-        }
-    }
-}
-
-/// The records beside `field`'s (under the same parent as its first record) that hold no
-/// value of it: JSON records without the member.
-fn without_the_field(doc: &Doc<'_>, field: &Field) -> Vec<usize> {
-    let Some((first, _)) = field.iter().next() else {
-        return Vec::new();
-    };
-    let Some(parent) = doc.units[first].parent.get() else {
-        return Vec::new();
-    };
-    let mut has = vec![false; doc.units.len()];
-    for (u, _) in field.iter() {
-        has[u] = true;
-    }
-    (parent + 1..doc.units.len())
-        .filter(|&u| !has[u] && doc.units[u].parent.get() == Some(parent))
-        .collect()
 }
 
 /// "Which rows have a PhD share above 100": the records whose value of a column the query

@@ -313,3 +313,43 @@ fn records_tied_at_a_ranked_column_s_smallest_value_each_stand_out() {
     assert!(top.contains(&"Fort Ross,81,630"), "{rows:?}");
     assert!(top.contains(&"Pacific,81,631"), "{rows:?}");
 }
+
+#[test]
+fn the_few_records_whose_named_flag_is_on_stand_out_unless_the_query_negates_it() {
+    // An election table: one 0/1 column per party's incumbent, clipped (`libinc`).
+    let mut table = String::from("\"\",\"constituency\",\"coninc\",\"labinc\",\"libinc\",\"v1\"\n");
+    for i in 0..120 {
+        let (con, lab, lib) = match i {
+            17 | 64 | 101 => (0, 0, 1),
+            _ if i % 2 == 0 => (1, 0, 0),
+            _ => (0, 1, 0),
+        };
+        let share = 0.2 + (i % 50) as f64 / 100.0;
+        table.push_str(&format!("\"{i}\",\"Seat {i}\",{con},{lab},{lib},{share}\n"));
+    }
+    table.push_str("\"120\",\"Bath\",1,0,0,0.424\n");
+    let rows = ranked_rows(
+        &table,
+        "Which constituencies had a Liberal incumbent, and what was the vote share in Bath?",
+    );
+    let top: Vec<&str> = rows.iter().take(4).map(String::as_str).collect();
+    for seat in ["\"Seat 17\"", "\"Seat 64\"", "\"Seat 101\"", "\"Bath\""] {
+        assert!(top.iter().any(|r| r.contains(seat)), "{seat}: {top:?}");
+    }
+    // A flag the query negates asks for the others: the few that have it are not raised.
+    let mut table = String::from("name,requested,size\n");
+    for i in 0..60 {
+        let requested = matches!(i, 5 | 30 | 44);
+        table.push_str(&format!("pkg-{i},{requested},{}\n", 1000 + i * 37));
+    }
+    let query = "Which packages were not requested, and how big is pkg-9?";
+    let rows = ranked_rows(&table, query);
+    let top: Vec<&str> = rows.iter().take(3).map(String::as_str).collect();
+    assert!(!top.iter().any(|r| r.starts_with("pkg-30,")), "{top:?}");
+    let rows = ranked_rows(
+        &table,
+        "Which packages were requested, and how big is pkg-9?",
+    );
+    let top: Vec<&str> = rows.iter().take(4).map(String::as_str).collect();
+    assert!(top.iter().any(|r| r.starts_with("pkg-30,")), "{top:?}");
+}
