@@ -144,7 +144,7 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     if let Some(q) = query
         && matches!(
             doc.kind,
-            ContentKind::Text | ContentKind::Config | ContentKind::Code
+            ContentKind::Text | ContentKind::Config | ContentKind::Code | ContentKind::Markdown
         )
     {
         add_named_keys(doc, q, &mut scores);

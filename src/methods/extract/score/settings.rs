@@ -35,7 +35,7 @@ const MIN_FLAGGED_WORD: usize = 6;
 /// one of them: `CFLAGS = …` for "CFLAGS", not `PY_CFLAGS = …`.
 pub(super) fn add_named_keys(doc: &Doc<'_>, query: &Query, scores: &mut [f32]) {
     let keys: Vec<Option<&str>> = (0..doc.units.len())
-        .map(|u| setting_key(doc.text(u)))
+        .map(|u| setting_key(doc.text(u)).or_else(|| documented_option(doc.text(u))))
         .collect();
     let mut repeats: HashMap<&str, usize> = HashMap::new();
     for key in keys.iter().flatten() {
@@ -111,6 +111,25 @@ fn setting_key(line: &str) -> Option<&str> {
     let separated = t[end..].trim_start().starts_with(['=', ':']);
     let identifier = separated && !key.is_empty() && key.len() <= MAX_KEY_BYTES;
     (identifier && !t.contains('\n')).then_some(key)
+}
+
+/// The option a list item documents: `passes` of ``- `passes` (default: `1`) — The maximum
+/// number of times …``, the name quoted as code first in the item, then its default or its
+/// description.
+fn documented_option(text: &str) -> Option<&str> {
+    let t = text.trim_start();
+    let rest = t.strip_prefix("- ").or_else(|| t.strip_prefix("* "))?;
+    let quoted = rest.strip_prefix('`')?;
+    let end = quoted.find('`')?;
+    let name = &quoted[..end];
+    let after = quoted[end + 1..].trim_start();
+    let is_name = !name.is_empty()
+        && name.len() <= MAX_KEY_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    let described = after.starts_with(['(', ':', '—', '-', '=']) || after.starts_with('\u{2013}');
+    (is_name && described).then_some(name)
 }
 
 /// A test run's line for a passed test (`PASSED t.py::T::test_x`, `test x ... ok`) names the
@@ -316,5 +335,46 @@ mod tests {
         ));
         let passes = scored(text, "which tests in test_addr.py passed");
         assert!(passes[2] > passes[0], "{passes:?}");
+    }
+
+    #[test]
+    fn an_option_a_list_item_documents_by_its_quoted_name_is_named() {
+        use crate::methods::extract::detect::ContentKind;
+        use crate::methods::extract::kinds::markdown;
+        let mut text = String::from("## Compress options\n\n");
+        for i in 0..30 {
+            text.push_str(&format!(
+                "- `feature_{i}` (default: `false`) — Pass `true` to turn feature {i} on, \
+                 and\n  pass it again to turn it off.\n\n"
+            ));
+            if i == 20 {
+                text.push_str(
+                    "- `passes` (default: `1`) — The maximum number of times to run compress.\n\n",
+                );
+            }
+            if i == 25 {
+                text.push_str("- `rounds` (default: `2`) — How many passes the parser makes.\n\n");
+            }
+        }
+        let doc = markdown::build(std::borrow::Cow::Borrowed(&text), ContentKind::Markdown);
+        let query = Query::from_hints(
+            &crate::methods::extract::Hints::new().with_query("What does passes default to?"),
+        )
+        .unwrap();
+        let scores = super::super::score(&doc, Some(&query));
+        let passes = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains("`passes`"))
+            .unwrap();
+        // Its name is the word asked about; another item only says it.
+        let rounds = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains("`rounds`"))
+            .unwrap();
+        assert!(scores[passes] > scores[rounds] + 1.0, "{scores:?}");
+        assert_eq!(
+            documented_option("- `drop_console` (default: `false`) — Pass"),
+            Some("drop_console")
+        );
+        assert_eq!(documented_option("- `a b` (default)"), None);
+        assert_eq!(documented_option("- see `passes` below"), None);
     }
 }
