@@ -385,6 +385,17 @@ impl Query {
             || self.compounds(word)
     }
 
+    /// How many of `key`'s words the query names ([`Self::names_key_word`]), and how many
+    /// words it has: `next`, `page` and `token` of `nextPageToken`, all three.
+    pub(crate) fn key_words_named(&self, key: &str) -> (usize, usize) {
+        let (mut named, mut words) = (0, 0);
+        for_each_word(key, &mut String::new(), |w| {
+            words += 1;
+            named += usize::from(self.names_key_word(w));
+        });
+        (named, words)
+    }
+
     /// Whether `word` runs two of the query's words, or their short forms, together with no
     /// separator: `errormsg` of "error message", `filesize` of "file size".
     fn compounds(&self, word: &str) -> bool {

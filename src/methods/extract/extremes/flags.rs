@@ -5,9 +5,9 @@
 use super::super::doc::{Doc, Field, FieldValue};
 use super::super::query::Query;
 
-/// The most records without a member that the query asks them to lack which are raised as
-/// lacking it: a budget's worth of rows.
-const MAX_WITHOUT_THE_FIELD: usize = 16;
+/// The most records raised as lacking a member or having a flag on: a budget's worth of rows.
+/// More than that, and the query's other words say which ones it means.
+const MAX_PICKED: usize = 16;
 
 /// Values that say a record lacks what its field names: empty, or a flag that is off
 /// (`"pie": "no"` of a binary "built without PIE").
@@ -20,9 +20,7 @@ pub(super) fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &m
     /// JSON's `false` and `null` (see `json::stats::field_value`).
     const FALSE: u64 = 0;
     const NULL: u64 = 2;
-    let lacking_values: Vec<u64> = (LACKING_VALUES.iter())
-        .map(|v| xxhash_rust::xxh3::xxh3_64(v))
-        .collect();
+    let lacking_values = value_hashes(LACKING_VALUES);
     let lacks = |h: u64| h == FALSE || h == NULL || lacking_values.contains(&h);
     for field in doc.fields.iter().filter(|f| query.asks_lacking(f.name())) {
         let mut lacking: Vec<usize> = field
@@ -35,7 +33,7 @@ pub(super) fn add_lacking(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &m
         // are few. Where many lack it (the regions of every country), the query names which
         // ones by its other words.
         let without = without_the_field(doc, field);
-        if without.len() <= MAX_WITHOUT_THE_FIELD {
+        if without.len() <= MAX_PICKED {
             lacking.extend(without);
         }
         if lacking.len() * 2 < field.len() {
@@ -55,13 +53,7 @@ const OFF_VALUES: &[&[u8]] = &[b"no", b"false", b"n", b"off"];
 /// flag the query names (`libinc` of 0 and 1, `pinned` of `true` and `false`) is on score
 /// `weight`, as much as the best match, when they are few: those are the ones it asks for.
 pub(super) fn add_flagged(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &mut [f32]) {
-    let hashes = |values: &[&[u8]]| -> Vec<u64> {
-        values
-            .iter()
-            .map(|v| xxhash_rust::xxh3::xxh3_64(v))
-            .collect()
-    };
-    let (on_values, off_values) = (hashes(ON_VALUES), hashes(OFF_VALUES));
+    let (on_values, off_values) = (value_hashes(ON_VALUES), value_hashes(OFF_VALUES));
     let state = |v: FieldValue| match v {
         FieldValue::Number(1.0) => Some(true),
         FieldValue::Number(0.0) => Some(false),
@@ -89,12 +81,20 @@ pub(super) fn add_flagged(doc: &Doc<'_>, query: &Query, weight: f32, extreme: &m
                 }
             }
         }
-        if is_flag && on.len() <= MAX_WITHOUT_THE_FIELD && on.len() * 2 < field.len() {
+        if is_flag && on.len() <= MAX_PICKED && on.len() * 2 < field.len() {
             for u in on {
                 extreme[u] = extreme[u].max(weight);
             }
         }
     }
+}
+
+/// The category hashes of `values`, as fields hold them.
+fn value_hashes(values: &[&[u8]]) -> Vec<u64> {
+    values
+        .iter()
+        .map(|v| xxhash_rust::xxh3::xxh3_64(v))
+        .collect()
 }
 
 /// The records beside `field`'s (under the same parent as its first record) that hold no

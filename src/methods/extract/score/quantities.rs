@@ -6,16 +6,16 @@
 //! measures ("the largest size").
 
 use super::super::doc::{Doc, parse_quantity};
-use super::super::query::Query;
+use super::super::query::{Ends, Query};
 use super::MAX_RECORD_BLOCK;
 
 /// The entries at a ranked quantity's asked end, best first, and the share of the weight
 /// each gets: "how high did it get" reads on to the runners-up a little.
-const SHARES: [f32; 4] = [1.0, 0.8, 0.6, 0.45];
+pub(super) const SHARES: [f32; 4] = [1.0, 0.8, 0.6, 0.45];
 /// A quantity written by fewer entries than this is no series to rank.
 const MIN_ENTRIES: usize = 3;
 /// The weight of the top entry when no entry matches the query's words.
-const MIN_WEIGHT: f32 = 2.0;
+pub(super) const MIN_WEIGHT: f32 = 2.0;
 /// Names are short identifiers (`rss`, `elapsed_ms`, `queue.depth`); a letter alone is a
 /// URL's parameter more often than a quantity.
 const MIN_NAME_BYTES: usize = 2;
@@ -58,18 +58,30 @@ pub(in super::super) fn raise_ranked_quantities(
         values.sort_by(|a, b| b.1.total_cmp(&a.1));
         // The lines of its block come along (the files of a group under its size line, an
         // entry's continuation lines): they say what holds the quantity.
-        let mut raise = |ordered: &mut dyn Iterator<Item = &(usize, f64)>| {
-            for (&(u, _), share) in ordered.zip(SHARES) {
-                for v in block_of(doc, u) {
-                    scores[v] += weight * share;
-                }
+        raise_asked_ends(&values, ends, weight, &mut |u, gain| {
+            for v in block_of(doc, u) {
+                scores[v] += gain;
             }
-        };
-        if ends.high {
-            raise(&mut values.iter());
+        });
+    }
+}
+
+/// Calls `raise` with the units of `values` (sorted largest first) at each end `ends` asks
+/// for, best first, and their share of `weight` ([`SHARES`]).
+pub(super) fn raise_asked_ends(
+    values: &[(usize, f64)],
+    ends: Ends,
+    weight: f32,
+    raise: &mut dyn FnMut(usize, f32),
+) {
+    if ends.high {
+        for (&(u, _), share) in values.iter().zip(SHARES) {
+            raise(u, weight * share);
         }
-        if ends.low {
-            raise(&mut values.iter().rev());
+    }
+    if ends.low {
+        for (&(u, _), share) in values.iter().rev().zip(SHARES) {
+            raise(u, weight * share);
         }
     }
 }

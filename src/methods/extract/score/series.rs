@@ -8,18 +8,15 @@ use std::collections::HashMap;
 
 use super::super::doc::Doc;
 use super::super::query::Query;
+use super::quantities::{MIN_WEIGHT, raise_asked_ends};
 
 /// A listing has at least this many lines of one shape ending in a number …
 const MIN_LINES: usize = 20;
 /// … and they are at least this share of its lines: a few numbered lines among prose are no
 /// column.
 const MIN_SHARE: f32 = 0.3;
-/// The lines at the asked end, best first, and the share of the weight each gets.
-const SHARES: [f32; 4] = [1.0, 0.8, 0.6, 0.45];
 /// At most this many lines past a bound are raised: a bound most lines pass picks nothing.
 const MAX_PASSING: usize = 24;
-/// The weight of the top line when no line matches the query's words.
-const MIN_WEIGHT: f32 = 2.0;
 
 /// Raises the lines of the listing's numbered series that the query's rank or bound picks.
 pub(in super::super) fn raise_ranked_series(
@@ -74,17 +71,9 @@ pub(in super::super) fn raise_ranked_series(
     if query.ranked.is_empty() {
         return;
     }
-    let mut raise = |ordered: &mut dyn Iterator<Item = &(usize, f64)>| {
-        for (&(u, _), share) in ordered.zip(SHARES) {
-            scores[u] += weight * share;
-        }
-    };
-    if query.ends.high {
-        raise(&mut values.iter());
-    }
-    if query.ends.low {
-        raise(&mut values.iter().rev());
-    }
+    raise_asked_ends(&values, query.ends, weight, &mut |u, gain| {
+        scores[u] += gain
+    });
 }
 
 /// The number a line ends with, as a word of its own (`'_run' 141`), not a version's or a

@@ -264,21 +264,14 @@ pub(super) fn elided_digest(s: &str, query: Option<&Query>) -> Option<String> {
 /// [`elided_digest`] for a member's value: a digest the query asks for by its key (the
 /// `nextPageToken` of "is there a token for the next page") is kept whole.
 pub(super) fn elided_member_digest(key: &str, s: &str, query: Option<&Query>) -> Option<String> {
-    if query.is_some_and(|q| names_key(q, key)) {
+    // A key mostly of query words (`next`, `page` and `token` of `nextPageToken`).
+    if query.is_some_and(|q| {
+        let (named, words) = q.key_words_named(key);
+        named * 2 > words
+    }) {
         return None;
     }
     elided_digest(s, query)
-}
-
-/// Whether the query names most of `key`'s words (`next`, `page` and `token` of
-/// `nextPageToken`).
-fn names_key(query: &Query, key: &str) -> bool {
-    let (mut words, mut named) = (0, 0);
-    crate::methods::extract::terms::for_each_word(key, &mut String::new(), |w| {
-        words += 1;
-        named += usize::from(query.names_key_word(w));
-    });
-    words > 0 && named * 2 > words
 }
 
 /// `window_query`, when given, is the query whose sentences are kept past the head.

@@ -12,7 +12,6 @@ use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::named::{query_key_words_in, query_values_in, query_words_in};
 use crate::methods::extract::query::Query;
-use crate::methods::extract::terms::for_each_word;
 use crate::methods::extract::tree::noise::opaque_share;
 use cells::{Cell, for_each_cell, shown_cell};
 pub(super) use cells::{row_of, row_with_members};
@@ -445,12 +444,8 @@ fn key_named_share(path: &str, query: &Query) -> i32 {
         Some(list) => list.rsplit('.').next().unwrap_or(list),
         None => super::last_segment(path),
     };
-    let (mut words, mut named) = (0, 0);
-    for_each_word(last, &mut String::new(), |w| {
-        words += 1;
-        named += i32::from(query.names_key_word(w));
-    });
-    KEY_NAMED * named / words.max(1)
+    let (named, words) = query.key_words_named(last);
+    KEY_NAMED * named as i32 / words.max(1) as i32
 }
 
 /// Of two columns holding equal values, whether `source` is the one the other is built
