@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use super::super::doc::{Doc, Level, Template};
+use super::super::query::WordHash;
 use super::REPEAT_DECAY;
 
 /// A message this short changed in one word is another message (`connected to a`).
@@ -32,9 +33,21 @@ pub(in super::super) fn decay_restated_failures(doc: &Doc<'_>, scores: &mut [f32
     // Union-find over the failures: two lines of as many words that differ in one place are
     // one message.
     let mut message: Vec<usize> = (0..failures.len()).collect();
-    let mut first_with: HashMap<u64, usize> = HashMap::new();
+    // The keys are hashes already: the fast hasher only spreads them over the table.
+    let mut first_with: HashMap<u64, usize, WordHash> = HashMap::default();
+    // Lines of one template are one message already: only the first of each is hashed.
+    let mut first_of_template: HashMap<Template, usize, WordHash> = HashMap::default();
+    let mut scratch = LeaveOneOut::default();
     for (f, &u) in failures.iter().enumerate() {
-        for key in leave_one_out(first_line(doc.text(u))) {
+        if let Some(template) = doc.units[u].template {
+            if let Some(&first) = first_of_template.get(&template) {
+                union(&mut message, first, f);
+                continue;
+            }
+            first_of_template.insert(template, f);
+        }
+        scratch.hash(first_line(doc.text(u)));
+        for &key in &scratch.keys {
             match first_with.get(&key) {
                 Some(&g) => union(&mut message, g, f),
                 None => {
@@ -43,7 +56,7 @@ pub(in super::super) fn decay_restated_failures(doc: &Doc<'_>, scores: &mut [f32
             }
         }
     }
-    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<usize, Vec<usize>, WordHash> = HashMap::default();
     for (f, &u) in failures.iter().enumerate() {
         let root = find(&mut message, f);
         groups.entry(root).or_default().push(u);
@@ -57,16 +70,10 @@ pub(in super::super) fn decay_restated_failures(doc: &Doc<'_>, scores: &mut [f32
         members.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         // The k-th template of the message, by its best line: its repeats are lowered as
         // repeats already, so each line of a template is lowered as its best one.
-        let mut ranked: Vec<Option<Template>> = Vec::new();
+        let mut rank_of: HashMap<Option<Template>, usize, WordHash> = HashMap::default();
         for &u in &members {
-            let template = doc.units[u].template;
-            let k = match ranked.iter().position(|&t| t == template) {
-                Some(k) => k,
-                None => {
-                    ranked.push(template);
-                    ranked.len() - 1
-                }
-            };
+            let next = rank_of.len();
+            let k = *rank_of.entry(doc.units[u].template).or_insert(next);
             scores[u] /= 1.0 + REPEAT_DECAY * k as f32;
         }
     }
@@ -85,45 +92,67 @@ fn first_line(text: &str) -> &str {
     text.split('\n').next().unwrap_or(text)
 }
 
-/// For a line of [`MIN_WORDS`] words or more, one hash per word position: the hash of the
-/// line's other words, with any word holding a digit masked (a timestamp, a count, an
-/// address), and of the position and word count. Two lines share one when they differ in that
-/// word only.
-fn leave_one_out(line: &str) -> Vec<u64> {
-    let words: Vec<&str> = line.split_ascii_whitespace().take(MAX_WORDS).collect();
-    let n = words.len();
-    if n < MIN_WORDS {
-        return Vec::new();
-    }
-    let hashes: Vec<u64> = words
-        .iter()
-        .map(|w| {
+/// The leave-one-out keys of one line at a time, its buffers kept from line to line.
+#[derive(Default)]
+struct LeaveOneOut<'a> {
+    words: Vec<&'a str>,
+    hashes: Vec<u64>,
+    prefix: Vec<u64>,
+    suffix: Vec<u64>,
+    /// The keys of the last line hashed.
+    keys: Vec<u64>,
+}
+
+impl<'a> LeaveOneOut<'a> {
+    /// For a line of [`MIN_WORDS`] words or more, one key per word that names a thing: the
+    /// hash of the line's other words, with any word holding a digit masked (a timestamp, a
+    /// count, an address), and of the position and word count. Two lines share one when they
+    /// differ in that word only.
+    fn hash(&mut self, line: &'a str) {
+        self.keys.clear();
+        self.words.clear();
+        self.words
+            .extend(line.split_ascii_whitespace().take(MAX_WORDS));
+        let n = self.words.len();
+        if n < MIN_WORDS {
+            return;
+        }
+        self.hashes.clear();
+        self.hashes.extend(self.words.iter().map(|w| {
             if w.bytes().any(|b| b.is_ascii_digit()) {
                 0
             } else {
                 xxhash_rust::xxh3::xxh3_64(w.as_bytes())
             }
-        })
-        .collect();
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
-    // prefix[i] hashes words[..i]; suffix[i] hashes words[i..].
-    let mut prefix = vec![0u64; n + 1];
-    for i in 0..n {
-        prefix[i + 1] = mix(prefix[i], hashes[i]);
+        }));
+        if !(0..n).any(|i| self.hashes[i] != 0 && is_name(self.words[i])) {
+            return;
+        }
+        let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+        // prefix[i] hashes words[..i]; suffix[i] hashes words[i..].
+        self.prefix.clear();
+        self.prefix.push(0);
+        for i in 0..n {
+            self.prefix.push(mix(self.prefix[i], self.hashes[i]));
+        }
+        self.suffix.clear();
+        self.suffix.resize(n + 1, 0);
+        for i in (0..n).rev() {
+            self.suffix[i] = mix(self.suffix[i + 1], self.hashes[i]);
+        }
+        let (words, hashes, prefix, suffix) =
+            (&self.words, &self.hashes, &self.prefix, &self.suffix);
+        self.keys.extend(
+            (0..n)
+                .filter(|&i| hashes[i] != 0 && is_name(words[i]))
+                .map(|i| {
+                    mix(
+                        mix(prefix[i], suffix[i + 1].rotate_left(17)),
+                        (n * 64 + i) as u64,
+                    )
+                }),
+        );
     }
-    let mut suffix = vec![0u64; n + 1];
-    for i in (0..n).rev() {
-        suffix[i] = mix(suffix[i + 1], hashes[i]);
-    }
-    (0..n)
-        .filter(|&i| hashes[i] != 0 && is_name(words[i]))
-        .map(|i| {
-            mix(
-                mix(prefix[i], suffix[i + 1].rotate_left(17)),
-                (n * 64 + i) as u64,
-            )
-        })
-        .collect()
 }
 
 /// Whether `word` names a thing (`host.a.mem:`, `[smallvec]:`, `` `RLIMIT_NOFILE` ``,
@@ -217,8 +246,11 @@ mod tests {
     #[test]
     fn lines_differing_in_an_outcome_word_are_not_one_message() {
         let shared = |a: &str, b: &str| {
-            let b = leave_one_out(b);
-            leave_one_out(a).iter().any(|k| b.contains(k))
+            let mut keys = LeaveOneOut::default();
+            keys.hash(b);
+            let b = keys.keys.clone();
+            keys.hash(a);
+            keys.keys.iter().any(|k| b.contains(k))
         };
         assert!(shared(
             "[tagdb] Error tagging host.mem.Slab: Error requesting /tags",

@@ -210,7 +210,7 @@ impl TableBuilder {
                     let built_from = match needle.len().cmp(&haystack.len()) {
                         Ordering::Greater => false,
                         Ordering::Equal => {
-                            is_source_key((other_place, other), (place, path)) && needle == haystack
+                            needle == haystack && is_source_key((other_place, other), (place, path))
                         }
                         Ordering::Less => other != path && contains(haystack, needle),
                     };
