@@ -20,6 +20,7 @@ use settings::{
 
 mod dumps;
 mod failures;
+mod fields;
 mod last_matches;
 mod odd_values;
 mod parts;
@@ -180,6 +181,11 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         parts::pull_leads(doc, &query_scores, &mut scores);
     }
     decay_repeats(doc, &mut scores);
+    if let Some(q) = query
+        && matches!(doc.kind, ContentKind::Text | ContentKind::Config)
+    {
+        fields::raise_fields_of_named_records(doc, q, &mut scores);
+    }
     if doc.kind == ContentKind::Log {
         restated::decay_restated_failures(doc, &mut scores);
         traces::raise_raised_exceptions(doc, &mut scores);

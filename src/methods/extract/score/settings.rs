@@ -99,7 +99,7 @@ fn spells_query_words(key: &str, query: &Query, buf: &mut String) -> bool {
 }
 
 /// The key of a one-line `key = value`, `key=value` or `key: value` setting, indented or not.
-fn setting_key(line: &str) -> Option<&str> {
+pub(super) fn setting_key(line: &str) -> Option<&str> {
     let t = line.trim_start();
     // The key's characters, then spaces, then the separator: most lines end the search at
     // their first word.
