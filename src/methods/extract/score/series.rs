@@ -43,18 +43,28 @@ pub(in super::super) fn raise_ranked_series(
             series.entry(shape(text)).or_default().push((u, value));
         }
     }
-    let Some(mut values) = series
+    // Every shape of enough lines is a column of its own (`Function: … 75.00%` lines and the
+    // `Total: 40.0%` line after each class's).
+    let mut columns: Vec<Vec<(usize, f64)>> = series
         .into_values()
-        .max_by_key(|lines| (lines.len(), lines.first().map(|l| std::cmp::Reverse(l.0))))
-    else {
-        return;
-    };
-    if values.len() < MIN_LINES || (values.len() as f32) < MIN_SHARE * n as f32 {
+        .filter(|lines| lines.len() >= MIN_LINES)
+        .collect();
+    let numbered: usize = columns.iter().map(Vec::len).sum();
+    if columns.is_empty() || (numbered as f32) < MIN_SHARE * n as f32 {
         return;
     }
+    columns.sort_unstable_by_key(|lines| lines[0].0);
     let best = query_scores.iter().copied().fold(0.0f32, f32::max);
     let weight = best.max(MIN_WEIGHT);
-    values.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for mut values in columns {
+        values.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        raise_asked_lines(query, &values, weight, scores);
+    }
+}
+
+/// Raises the lines of one column, `values` sorted from the largest, that pass the query's
+/// bound, or else those at the end its rank asks for.
+fn raise_asked_lines(query: &Query, values: &[(usize, f64)], weight: f32, scores: &mut [f32]) {
     if let [bound] = query.bounds.as_slice() {
         let passing: Vec<usize> = values
             .iter()
@@ -71,15 +81,15 @@ pub(in super::super) fn raise_ranked_series(
     if query.ranked.is_empty() {
         return;
     }
-    raise_asked_ends(&values, query.ends, weight, &mut |u, gain| {
-        scores[u] += gain
-    });
+    raise_asked_ends(values, query.ends, weight, &mut |u, gain| scores[u] += gain);
 }
 
-/// The number a line ends with, as a word of its own (`'_run' 141`), not a version's or a
+/// The number a line ends with, as a word of its own (`'_run' 141`, `75.00%`), not a version's or a
 /// path's last digits.
 fn last_number(line: &str) -> Option<f64> {
-    let last = line.split_ascii_whitespace().next_back()?;
+    let word = line.split_ascii_whitespace().next_back()?;
+    // A share is a number too (`133.33%`).
+    let last = word.strip_suffix('%').unwrap_or(word);
     let plain = last.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         && last.starts_with(|c: char| c.is_ascii_digit());
     plain.then(|| last.parse().ok()).flatten()
@@ -156,6 +166,29 @@ mod tests {
         assert!(rank_of(&text, bounded, "'func_2_1' 92") <= 2);
     }
 
+    /// A cohesion report: per class, a line per method and the class's total, both shares.
+    fn cohesion_report() -> String {
+        let mut text = String::new();
+        for class in 0..24 {
+            text.push_str(&format!("  Class: Widget{class} ({}:0)\n", 20 + class * 40));
+            for f in 0..4 {
+                let share = (class * 13 + f * 7) % 90;
+                text.push_str(&format!("    Function: method_{f} {f}/4 {share}.00%\n"));
+            }
+            let total = if class == 9 { "133.33" } else { "41.5" };
+            text.push_str(&format!("    Total: {total}%\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn each_numbered_shape_is_a_column_and_shares_are_numbers() {
+        let text = cohesion_report();
+        let q = "Which class has a total above 100%?";
+        // Without the rule the totals all rank alike, after the classes.
+        assert!(rank_of(&text, q, "Total: 133.33%") <= 1);
+    }
+
     #[test]
     fn shapes_set_names_and_numbers_aside() {
         assert_eq!(
@@ -165,5 +198,6 @@ mod tests {
         assert_ne!(shape("309:0: '_run' 141"), shape("modules/file.py"));
         assert_eq!(last_number("309:0: '_run' 141"), Some(141.0));
         assert_eq!(last_number("libfoo-1.2"), None);
+        assert_eq!(last_number("Total: 133.33%"), Some(133.33));
     }
 }
