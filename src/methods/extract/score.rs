@@ -181,6 +181,14 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
         parts::pull_leads(doc, &query_scores, &mut scores);
     }
     decay_repeats(doc, &mut scores);
+    if query.is_some_and(|q| q.asks_about_the_end)
+        && matches!(
+            doc.kind,
+            ContentKind::Log | ContentKind::JsonLines | ContentKind::Text
+        )
+    {
+        last_matches::lead_with_last_repeats(doc, &query_scores, &mut scores);
+    }
     if let Some(q) = query
         && matches!(doc.kind, ContentKind::Text | ContentKind::Config)
     {

@@ -3,7 +3,10 @@
 //! the lines it describes, not for every one: the lines matching it best are many, and the
 //! last of them, wherever they fall, are the answer. Of a table, it asks for its last row.
 
-use super::super::doc::Doc;
+use std::collections::HashMap;
+
+use super::super::doc::{Doc, Template};
+use super::super::query::WordHash;
 
 /// A line counts as one the query describes when it matches this share of the best match.
 const MIN_MATCH_SHARE: f32 = 0.6;
@@ -30,6 +33,35 @@ pub(in super::super) fn raise_last_matches(
     for u in matching.take(MAX_RAISED) {
         scores[u] += best * share;
         share *= EARLIER_FACTOR;
+    }
+}
+
+/// Of one line restated as it changes (`There are now 7 orders in the db`), the last says
+/// how things stood at the end. For a query about the end, each repeated line the query
+/// matches trades its score with its last repeat's, so that the last stands for the others.
+/// Run after repeats are lowered: it keeps their order, only changes which line leads.
+pub(in super::super) fn lead_with_last_repeats(
+    doc: &Doc<'_>,
+    query_scores: &[f32],
+    scores: &mut [f32],
+) {
+    let mut last_of: HashMap<Template, (usize, usize), WordHash> = HashMap::default();
+    for (u, unit) in doc.units.iter().enumerate() {
+        if query_scores[u] <= 0.0 {
+            continue;
+        }
+        if let Some(t) = unit.template {
+            let (best, last) = last_of.entry(t).or_insert((u, u));
+            if scores[u] > scores[*best] {
+                *best = u;
+            }
+            *last = u;
+        }
+    }
+    for (best, last) in last_of.into_values() {
+        if best != last && scores[best] > scores[last] {
+            scores.swap(best, last);
+        }
     }
 }
 
@@ -64,6 +96,48 @@ mod tests {
         raise_last_matches(&doc, &query_scores, &mut scores);
         assert!(scores[8] > scores[6] && scores[6] > scores[4], "{scores:?}");
         assert!(scores[8] > 0.0 && scores[9] == 0.0 && scores[7] == 0.0);
+    }
+
+    #[test]
+    fn the_last_of_a_restated_count_stands_for_it_when_the_end_is_asked() {
+        use crate::methods::extract::Hints;
+        use crate::methods::extract::query::Query;
+        use crate::methods::extract::score::score;
+
+        let mut text = String::new();
+        for i in 1..=20 {
+            text.push_str(&format!(
+                "Pebble 01:37:{i:02} POST /order-plz -> calling handler()\n"
+            ));
+            text.push_str(&format!(
+                "Pebble 01:37:{i:02} There are now {i} orders in the db\n"
+            ));
+            text.push_str(&format!(
+                "Pebble 01:37:{i:02} Issued certificate serial {i:04x} for order o{i}\n"
+            ));
+        }
+        let doc = log::build(&text);
+        let query = Query::from_hints(
+            &Hints::new().with_query(
+                "Which certificate serial was issued for order o7, and how many orders were in the db at the end?",
+            ),
+        )
+        .unwrap();
+        let scores = score(&doc, Some(&query));
+        let at = |line: &str| {
+            (0..doc.units.len())
+                .find(|&u| doc.text(u).contains(line))
+                .unwrap()
+        };
+        let (first, last) = (at("now 1 orders"), at("now 20 orders"));
+        // Without the rule the first count leads its repeats: the line of another part of the
+        // question matches best, so no count is among the last lines matching it.
+        assert!(
+            scores[last] > scores[first],
+            "{} <= {}",
+            scores[last],
+            scores[first]
+        );
     }
 
     #[test]
