@@ -18,6 +18,7 @@ use settings::{
     raise_described_settings,
 };
 
+mod definitions;
 mod dumps;
 mod failures;
 mod fields;
@@ -200,6 +201,14 @@ pub(crate) fn score(doc: &Doc<'_>, query: Option<&Query>) -> Vec<f32> {
     }
     if let Some(q) = query {
         parts::raise_rare_word_units(doc, q, &matches, &mut scores);
+    }
+    if let Some(q) = query
+        && doc.kind == ContentKind::Code
+    {
+        definitions::raise_named_definitions(doc, q, &mut scores);
+    }
+    if doc.kind == ContentKind::Code {
+        definitions::pull_continued_statements(doc, &mut scores);
     }
     scores
 }

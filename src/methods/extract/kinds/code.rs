@@ -212,7 +212,7 @@ fn lower_uses_of_defined_names(doc: &mut Doc<'_>, query: &Query) {
 /// Whether the lowercased, trimmed `line` defines `name`: an assignment or declaration of it
 /// (`name = …`, `name: int = …`, `const name …`, `#define name …`), or a definition keyword's
 /// name (`def name(`).
-fn defines(line: &str, name: &str) -> bool {
+pub(crate) fn defines(line: &str, name: &str) -> bool {
     if definition_name(line).is_some_and(|defined| defined.eq_ignore_ascii_case(name)) {
         return true;
     }
