@@ -7,9 +7,9 @@
 //! is read whole: its lines after the first score nearly as the first.
 
 use super::super::doc::Doc;
-use super::super::fill::length_cost;
 use super::super::kinds::code::defines;
 use super::super::query::Query;
+use super::parts::by_score_per_length;
 
 /// A definition the query names ranks at least this high, by score per length.
 const DEFINITION_RANK: usize = 12;
@@ -58,12 +58,7 @@ pub(super) fn raise_named_definitions(doc: &Doc<'_>, query: &Query, scores: &mut
     if definitions.is_empty() {
         return;
     }
-    let cost: Vec<f32> = doc
-        .units
-        .iter()
-        .map(|u| length_cost(u.span.len()))
-        .collect();
-    let mut ranked: Vec<f32> = scores.iter().zip(&cost).map(|(s, c)| s / c).collect();
+    let (cost, mut ranked) = by_score_per_length(doc, scores);
     let (_, &mut floor, _) = ranked.select_nth_unstable_by(DEFINITION_RANK, |a, b| b.total_cmp(a));
     for u in definitions {
         if scores[u] < floor * cost[u] {

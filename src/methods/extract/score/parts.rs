@@ -350,13 +350,7 @@ pub(super) fn raise_rare_word_units(
         return;
     }
     holders.sort_by_key(Vec::len);
-    // Ranked as units are chosen to fill the budget: by score per length.
-    let cost: Vec<f32> = doc
-        .units
-        .iter()
-        .map(|u| length_cost(u.span.len()))
-        .collect();
-    let mut ranked: Vec<f32> = scores.iter().zip(&cost).map(|(s, c)| s / c).collect();
+    let (cost, mut ranked) = by_score_per_length(doc, scores);
     let (_, &mut floor, _) = ranked.select_nth_unstable_by(RARE_WORD_RANK, |a, b| b.total_cmp(a));
     let (_, &mut sole_floor, _) =
         ranked.select_nth_unstable_by(SOLE_WORD_RANK, |a, b| b.total_cmp(a));
@@ -376,6 +370,18 @@ pub(super) fn raise_rare_word_units(
             raised += 1;
         }
     }
+}
+
+/// Each unit's length cost, and its score per cost: units are ranked so as the budget is
+/// filled. A unit that should rank at least `k`-th scores the `k`-th ratio times its cost.
+pub(super) fn by_score_per_length(doc: &Doc<'_>, scores: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let cost: Vec<f32> = doc
+        .units
+        .iter()
+        .map(|u| length_cost(u.span.len()))
+        .collect();
+    let ranked = scores.iter().zip(&cost).map(|(s, c)| s / c).collect();
+    (cost, ranked)
 }
 
 #[cfg(test)]
