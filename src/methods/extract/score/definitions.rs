@@ -1,4 +1,4 @@
-//! A question about a source file that names several of its identifiers (`MHD_VERSION`, a
+//! A question about a source file that names several of its identifiers (`LIB_VERSION`, a
 //! flag, an option, a function) asks what each one is, and the line that defines each holds
 //! the answer. The lines that mention many of the question's words at once (a flag combined
 //! with others, a comment citing three of them) outscore the definition of a name the
@@ -68,7 +68,7 @@ pub(super) fn raise_named_definitions(doc: &Doc<'_>, query: &Query, scores: &mut
 }
 
 /// Raises the lines that continue a statement whose parenthesis a line left open
-/// (`MHD_start_daemon (unsigned int flags,` then `uint16_t port,` …) to
+/// (`lib_start_daemon (unsigned int flags,` then `uint16_t port,` …) to
 /// [`CONTINUATION_SHARE`] of the opening line's score, up to the line that closes it.
 pub(super) fn pull_continued_statements(doc: &Doc<'_>, scores: &mut [f32]) {
     let n = scores.len();

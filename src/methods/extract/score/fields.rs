@@ -67,7 +67,7 @@ mod tests {
             "serialization",
             "entity",
         ] {
-            text.push_str(&format!("File: kombu/{module}.py\n"));
+            text.push_str(&format!("File: shop/{module}.py\n"));
             for (c, class) in ["Producer", "Consumer", "Queue", "Exchange"]
                 .iter()
                 .enumerate()

@@ -36,7 +36,7 @@ pub(in super::super) fn raise_last_matches(
     }
 }
 
-/// Of one line restated as it changes (`There are now 7 orders in the db`), the last says
+/// Of one line restated as it changes (`There are now 7 jobs in the queue`), the last says
 /// how things stood at the end. For a query about the end, each repeated line the query
 /// matches trades its score with its last repeat's, so that the last stands for the others.
 /// Run after repeats are lowered: it keeps their order, only changes which line leads.
@@ -107,19 +107,19 @@ mod tests {
         let mut text = String::new();
         for i in 1..=20 {
             text.push_str(&format!(
-                "Pebble 01:37:{i:02} POST /order-plz -> calling handler()\n"
+                "worker 01:37:{i:02} POST /submit -> calling handler()\n"
             ));
             text.push_str(&format!(
-                "Pebble 01:37:{i:02} There are now {i} orders in the db\n"
+                "worker 01:37:{i:02} There are now {i} jobs in the queue\n"
             ));
             text.push_str(&format!(
-                "Pebble 01:37:{i:02} Issued certificate serial {i:04x} for order o{i}\n"
+                "worker 01:37:{i:02} Computed checksum {i:04x} for job j{i}\n"
             ));
         }
         let doc = log::build(&text);
         let query = Query::from_hints(
             &Hints::new().with_query(
-                "Which certificate serial was issued for order o7, and how many orders were in the db at the end?",
+                "Which checksum was computed for job j7, and how many jobs were in the queue at the end?",
             ),
         )
         .unwrap();
@@ -129,7 +129,7 @@ mod tests {
                 .find(|&u| doc.text(u).contains(line))
                 .unwrap()
         };
-        let (first, last) = (at("now 1 orders"), at("now 20 orders"));
+        let (first, last) = (at("now 1 jobs"), at("now 20 jobs"));
         // Without the rule the first count leads its repeats: the line of another part of the
         // question matches best, so no count is among the last lines matching it.
         assert!(
