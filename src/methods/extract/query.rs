@@ -19,6 +19,7 @@ use tokens::{
 pub(crate) use word_hash::WordHash;
 
 mod bounds;
+pub(crate) use bounds::Bound;
 mod columns;
 mod phrases;
 mod tokens;
@@ -77,34 +78,6 @@ pub(crate) struct Query {
 
 /// How much a word that only names the output weighs against a word of the question.
 const SOURCE_WORD_WEIGHT: f32 = 0.15;
-
-/// A bound the query sets on what the words before it name: "a graduation rate above 100".
-#[derive(Debug)]
-pub(crate) struct Bound {
-    /// The words before the bound, normalized as the query's.
-    pub(crate) words: std::collections::HashSet<String, WordHash>,
-    /// The words of the one of them next to the bound (stopwords passed over): of two
-    /// columns the words name alike, the one this names is bounded ("every airport whose
-    /// altitude is above 7,000" bounds `Altitude`, not `AirportID`).
-    pub(crate) nearest: std::collections::HashSet<String, WordHash>,
-    pub(crate) value: f64,
-    /// Whether the values asked for are over the bound, not under it.
-    pub(crate) above: bool,
-    /// Whether the bound itself is among them ("at least 300", "5 or fewer").
-    pub(crate) inclusive: bool,
-}
-
-impl Bound {
-    /// Whether `value` is past the bound, on the side asked for.
-    pub(crate) fn is_passed_by(&self, value: f64) -> bool {
-        match (self.above, self.inclusive) {
-            (true, false) => value > self.value,
-            (true, true) => value >= self.value,
-            (false, false) => value < self.value,
-            (false, true) => value <= self.value,
-        }
-    }
-}
 
 /// The words next to the query's superlatives, normalized as the query's.
 #[derive(Debug, Default)]
