@@ -370,13 +370,24 @@ impl Query {
     }
 
     /// Whether `word` runs two of the query's words, or their short forms, together with no
-    /// separator: `errormsg` of "error message", `filesize` of "file size".
+    /// separator: `errormsg` of "error message", `filesize` of "file size". Only the last
+    /// part of `word` is stemmed, so its first is read stemmed too: `codepoints` of "code
+    /// points" starts with `code`, whose stem is `cod`.
     fn compounds(&self, word: &str) -> bool {
-        word.len() >= 2 * MIN_COMPOUND_SPLIT
-            && word.is_ascii()
-            && (MIN_COMPOUND_SPLIT..=word.len() - MIN_COMPOUND_SPLIT).any(|at| {
-                self.index.contains_key(&word[..at]) && self.index.contains_key(&word[at..])
-            })
+        if word.len() < 2 * MIN_COMPOUND_SPLIT || !word.is_ascii() {
+            return false;
+        }
+        let mut stemmed = String::new();
+        (MIN_COMPOUND_SPLIT..=word.len() - MIN_COMPOUND_SPLIT).any(|at| {
+            let (first, last) = word.split_at(at);
+            self.index.contains_key(last)
+                && (self.index.contains_key(first) || {
+                    stemmed.clear();
+                    stemmed.push_str(first);
+                    super::terms::stem(&mut stemmed);
+                    stemmed.len() < first.len() && self.index.contains_key(&stemmed)
+                })
+        })
     }
 
     /// Whether `word` (lowercased, stemmed) is a query word the query uses as a word, not only

@@ -535,3 +535,12 @@ fn a_noun_made_of_a_verb_finds_the_verb() {
     let q = query("which element is the comment on?");
     assert!(q.word_index("ele").is_none() && q.word_index("com").is_none());
 }
+
+#[test]
+fn a_key_that_runs_two_query_words_together_is_named_whatever_their_stems() {
+    // `code` stems to `cod`: the key's first part is read stemmed too.
+    let q = query("Which code points and which zip codes does each entry list?");
+    assert_eq!(q.key_words_named("codepoints"), (1, 1));
+    assert_eq!(q.key_words_named("zipcodes"), (1, 1));
+    assert_eq!(q.key_words_named("codebase"), (0, 1));
+}

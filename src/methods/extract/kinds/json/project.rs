@@ -516,7 +516,7 @@ pub(super) fn key_words_named(key: &str, query: &Query) -> (usize, usize) {
     let (mut words, mut named) = (0, 0);
     for_each_word(key, &mut buf, |w| {
         words += 1;
-        named += usize::from(query.words.contains_key(w));
+        named += usize::from(query.names_key_word(w));
     });
     (words, named)
 }

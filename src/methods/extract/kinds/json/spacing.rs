@@ -40,8 +40,8 @@ pub(crate) struct Spacing {
 
 impl Spacing {
     /// The separators of the JSON text `text` (a document, or JSON lines), read from its
-    /// head outside strings; each by the majority of its uses, spaced when a space (not a
-    /// line break) follows it.
+    /// head outside strings; each by the majority of its uses, spaced when a space follows
+    /// it (a comma that ends a line counts for neither).
     pub(crate) fn of(text: &str) -> Spacing {
         let bytes = &text.as_bytes()[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
         let (mut colon, mut comma, mut broken) = ([0usize; 2], [0usize; 2], 0usize);
@@ -61,10 +61,10 @@ impl Spacing {
                 b':' => colon[usize::from(spaced)] += 1,
                 // The commas of a list kept on one line say nothing of how members are laid.
                 b',' if in_inline_list => {}
-                b',' => {
-                    comma[usize::from(spaced)] += 1;
-                    broken += usize::from(matches!(bytes.get(i + 1), Some(b'\n' | b'\r')));
-                }
+                // A comma that ends a line is neither: a text laid out a record a line
+                // (`{ "a": [1], "b": 2 },`) is told by the commas within its lines.
+                b',' if matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) => broken += 1,
+                b',' => comma[usize::from(spaced)] += 1,
                 b'[' => {
                     let rest = &bytes[i + 1..];
                     let first = rest.iter().position(|b| !b.is_ascii_whitespace());
@@ -84,7 +84,7 @@ impl Spacing {
         // its small values on one line, compact (`"input":{"shape":"X"}`): read as pretty, its
         // asked values would gain spaces its lines do not have.
         let colon = colon[1] > colon[0];
-        let pretty = colon && broken * 2 > comma[0] + comma[1];
+        let pretty = colon && broken > comma[0] + comma[1];
         Spacing {
             colon,
             comma: comma[1] > comma[0],
@@ -172,9 +172,12 @@ impl Spacing {
                     // Each member of a pretty-printed text is a line, `"key": value`,
                     // and a line is what an answer quotes from it.
                     space_after = member
-                        && (self.pretty || inside || (self.colon && member_asked))
+                        && (self.pretty || (self.colon && (inside || member_asked)))
                         && after.is_some_and(starts_value);
-                    opens_asked = self.pretty && member && member_asked && !inside;
+                    // The value of an asked member is quoted whole: spaced within as the
+                    // original spaces it, a pretty-printed text's or one that spaces its
+                    // commas (`"lines": [1, 2]`).
+                    opens_asked = (self.pretty || self.comma) && member && member_asked && !inside;
                 }
                 b',' => {
                     let next_asked =
@@ -191,7 +194,8 @@ impl Spacing {
                         opens_asked = false;
                     }
                     // `0xE2` starts the `…` of a mark.
-                    space_after = asked_from.is_some_and(|from| depth >= from)
+                    space_after = self.pretty
+                        && asked_from.is_some_and(|from| depth >= from)
                         && after.is_some_and(|a| !matches!(a, b'}' | b']' | b' ' | 0xE2))
                         && !(b == b'['
                             && self.inline_scalar_lists
@@ -445,6 +449,23 @@ mod tests {
             respaced(COVERAGE, compact, &["num_statements"]),
             r#"totals: {"covered_lines":697, "num_statements": 2128, "excluded":[1,2]}"#
         );
+    }
+
+    #[test]
+    fn the_value_of_a_member_asked_for_is_spaced_within_as_the_text_spaces_it() {
+        let compact = r#"totals: {"covered_lines":697,"excluded":[1,2],"missing":{"a":[3,4]}}"#;
+        assert_eq!(
+            respaced(COVERAGE, compact, &["excluded", "missing"]),
+            r#"totals: {"covered_lines":697, "excluded": [1, 2], "missing": {"a": [3, 4]}}"#
+        );
+    }
+
+    #[test]
+    fn the_commas_that_end_lines_do_not_outvote_those_within_them() {
+        // A header a member a line, then a record a line with its commas spaced.
+        let input = "{\n  \"name\": \"demo\",\n  \"version\": 2,\n  \"rows\": [\n    { \"a\": [1, 2], \"b\": 2 },\n    { \"a\": [3], \"b\": 4 }\n  ]\n}";
+        let spacing = Spacing::of(input);
+        assert!(spacing.comma && spacing.colon, "{spacing:?}");
     }
 
     #[test]
