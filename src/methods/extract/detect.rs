@@ -101,6 +101,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
         .filter(|l| !l.trim().is_empty())
         .take(SAMPLE_LINES)
         .collect();
+    let blocks = Blocks::of(sample, lines.len());
     if lines.is_empty() {
         return (ContentKind::Text, None);
     }
@@ -165,7 +166,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     let fenced = lines
         .iter()
         .any(|l| l.trim_start().starts_with("```") || has_markdown_link(l));
-    let underlined = || distinct_setext_headings(&lines);
+    let underlined = || distinct_setext_headings(&lines, &blocks);
     if code && !fenced && underlined() < 2 {
         return (ContentKind::Code, None);
     }
@@ -174,7 +175,7 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
     if looks_like_yaml(&spread) {
         return (ContentKind::Text, None);
     }
-    if looks_like_markdown(&lines) {
+    if looks_like_markdown(&lines, &blocks) {
         return (ContentKind::Markdown, None);
     }
     if code {
@@ -278,11 +279,40 @@ fn after_http_headers(text: &str) -> &str {
     text
 }
 
+/// Which of a sample's non-blank lines open a block: the first, and each after a blank line.
+struct Blocks(Vec<bool>);
+
+impl Blocks {
+    /// The first `count` non-blank lines of `sample`.
+    fn of(sample: &str, count: usize) -> Blocks {
+        let mut opens = Vec::with_capacity(count);
+        let mut after_blank = true;
+        for line in sample.lines() {
+            if opens.len() == count {
+                break;
+            }
+            let blank = line.trim().is_empty();
+            if !blank {
+                opens.push(after_blank);
+            }
+            after_blank = blank;
+        }
+        Blocks(opens)
+    }
+
+    /// Whether non-blank line `i` opens a block.
+    fn opens(&self, i: usize) -> bool {
+        self.0.get(i).copied().unwrap_or(true)
+    }
+}
+
 /// Whether `lines[i]` underlines the line above as a heading (`Usage` over `-----`). An
-/// underline counts when it and the text line above start at the margin; a title boxed
+/// underline counts when it and the text line above start at the margin and that line opens
+/// a block, as a document's headings do: a program that rules a line under the one before
+/// (`Collection Status` over `-----` amid a backup's log) writes a report. A title boxed
 /// between two rulers (`====`, `ERROR: test_x`, `----`, as unittest and many reports print
-/// them) is a report's, not a heading.
-fn is_setext_heading(lines: &[&str], i: usize) -> bool {
+/// them) is a report's, not a heading either.
+fn is_setext_heading(lines: &[&str], blocks: &Blocks, i: usize) -> bool {
     let ruler_at = |j: Option<usize>| {
         j.and_then(|j| lines.get(j))
             .is_some_and(|l| is_setext_underline(l))
@@ -291,6 +321,7 @@ fn is_setext_heading(lines: &[&str], i: usize) -> bool {
     let boxed = ruler_at(i.checked_sub(2)) || ruler_at(Some(i + 2));
     i > 0
         && is_setext_underline(t)
+        && blocks.opens(i - 1)
         && !t.starts_with([' ', '\t'])
         && !lines[i - 1].starts_with([' ', '\t'])
         && !boxed
@@ -299,9 +330,9 @@ fn is_setext_heading(lines: &[&str], i: usize) -> bool {
 /// How many different texts are underlined as headings. A report that boxes each of its
 /// entries under one title (Cython's `Error compiling Cython file:` over a ruler, before each
 /// error) underlines one text many times; a document's headings differ.
-fn distinct_setext_headings(lines: &[&str]) -> usize {
+fn distinct_setext_headings(lines: &[&str], blocks: &Blocks) -> usize {
     let mut texts: Vec<&str> = (0..lines.len())
-        .filter(|&i| is_setext_heading(lines, i))
+        .filter(|&i| is_setext_heading(lines, blocks, i))
         .map(|i| lines[i - 1].trim())
         .collect();
     texts.sort_unstable();
@@ -309,8 +340,8 @@ fn distinct_setext_headings(lines: &[&str]) -> usize {
     texts.len()
 }
 
-fn looks_like_markdown(lines: &[&str]) -> bool {
-    let mut headings = distinct_setext_headings(lines);
+fn looks_like_markdown(lines: &[&str], blocks: &Blocks) -> bool {
+    let mut headings = distinct_setext_headings(lines, blocks);
     let mut marks = 0;
     let hashed = |i: usize| lines.get(i).is_some_and(|l| l.starts_with('#'));
     // A test report's lines (TAP's `ok 3 - …`, `not ok 4 - …`) make its `# Subtest:` lines
@@ -335,7 +366,7 @@ fn looks_like_markdown(lines: &[&str]) -> bool {
             t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
         if atx {
             headings += 1;
-        } else if is_setext_heading(lines, i) {
+        } else if is_setext_heading(lines, blocks, i) {
             // Counted above, once per text.
         } else if t.starts_with("```")
             || t.starts_with("* ")

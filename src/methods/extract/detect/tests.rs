@@ -166,6 +166,23 @@ fn test_reports_with_boxed_titles_or_subtest_comments_are_not_markdown() {
 }
 
 #[test]
+fn a_program_that_rules_lines_under_the_lines_before_them_writes_no_markdown() {
+    // A backup tool's verbose run: a banner between rulers, a status title underlined, all
+    // amid the lines of its work; a document puts a blank line before each heading.
+    let ruler = "=".repeat(40);
+    let mut run = String::new();
+    for action in ["full", "incremental", "verify"] {
+        run.push_str(&format!(
+            "Reading config /etc/tool/app.conf\nMain action: {action}\n{ruler}\ntool 1.2.3\n\
+             Args: tool --verbose {action} src dest\n{ruler}\nUsing temporary directory \
+             /tmp/tool-x\nScanning sources\nCollection Status\n-----------------\n\
+             Archive dir: /var/cache/tool\nFound 1 backup chains\nWrote volume 1 (2 MB)\n"
+        ));
+    }
+    assert_ne!(detect(&run).0, ContentKind::Markdown);
+}
+
+#[test]
 fn a_report_that_underlines_one_title_before_each_entry_is_not_markdown() {
     // Cython boxes each error's snippet under `Error compiling Cython file:` and a ruler.
     let mut report = String::from("warning: a.pyx:3:7: implicit declaration of 'yaml'\n");
