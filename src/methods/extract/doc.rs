@@ -420,7 +420,7 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         }
         // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
         // `on_error`) names a thing; it says nothing about how the line went.
-        if is_part_of_name(bytes, start, i) {
+        if is_part_of_name(bytes, start, i) || counts_none(bytes, start, i) {
             continue;
         }
         // `TypeError: …`, `AssertionError: …`: an exception raised, as Python and Java name it,
@@ -519,6 +519,33 @@ fn is_part_of_name(bytes: &[u8], start: usize, end: usize) -> bool {
     let dotted_after = matches!(after, Some(b'.' | b'-'))
         && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric);
     before.is_some_and(joins) || after.is_some_and(joins) || dotted_before || dotted_after
+}
+
+/// Whether the word `start..end` of `bytes` is counted as none: `0 errors`, `no errors`,
+/// `Errors 0`, `failed=0`. A summary that counts no failure reports none.
+fn counts_none(bytes: &[u8], start: usize, end: usize) -> bool {
+    let before = &bytes[..start];
+    let word_before = |w: &[u8]| {
+        let Some(head) = before.strip_suffix(b" ") else {
+            return false;
+        };
+        head.len() >= w.len()
+            && head[head.len() - w.len()..].eq_ignore_ascii_case(w)
+            && (head.len().checked_sub(w.len() + 1))
+                .is_none_or(|i| !head[i].is_ascii_alphanumeric())
+    };
+    let after = &bytes[end..];
+    let value = after
+        .strip_prefix(b":")
+        .or(after.strip_prefix(b"="))
+        .unwrap_or(after);
+    let value = value.trim_ascii_start();
+    let zero_after = value.len() < after.len()
+        && value.first() == Some(&b'0')
+        && value
+            .get(1)
+            .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.');
+    word_before(b"0") || word_before(b"no") || zero_after
 }
 
 /// Whether `line` is a TAP result line of the kind `prefix` says (`ok ` or `not ok `): the

@@ -51,6 +51,28 @@ fn line_spans_drop_carriage_returns() {
 }
 
 #[test]
+fn a_count_of_no_errors_is_no_error() {
+    for none in [
+        "Errors 0",
+        "errors: 0, warnings: 2",
+        "12 passed, 0 failed in 3.1s",
+        "No errors found.",
+        "tasks ok=4 changed=1 failed=0",
+    ] {
+        assert_ne!(level_from_words(none), Level::Error, "{none}");
+    }
+    for some in [
+        "Errors 3",
+        "10 failed, 2 passed",
+        "error 0x80004005 while opening the volume",
+        "Failed: 0.5% of requests",
+        "could not open: no such file; errors follow",
+    ] {
+        assert_eq!(level_from_words(some), Level::Error, "{some}");
+    }
+}
+
+#[test]
 fn error_words_set_the_level() {
     assert_eq!(
         level_from_words("could not compile `x` due to 2 previous errors"),
