@@ -118,8 +118,11 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
                 } else {
                     MAX_PARAGRAPH_BYTES
                 };
+                // Each sentence of a long paragraph is a unit, with its own words' level: an
+                // error named in one sentence says nothing of the others.
                 for piece in sentences(text, span.clone(), max) {
-                    units.push(content_unit(piece, heading_parent, section, line));
+                    let sentence = &text[piece.clone()];
+                    units.push(content_unit(piece, heading_parent, section, sentence));
                 }
                 open = Some(units.len() - 1);
             }
@@ -345,5 +348,21 @@ mod tests {
                 .all(|u| u.span.len() <= MAX_PARAGRAPH_BYTES + 1)
         );
         assert!(doc.text(0).ends_with('.'));
+    }
+
+    #[test]
+    fn each_sentence_of_a_long_paragraph_has_its_own_level() {
+        let text = format!(
+            "Both versions are shipped with the library. {}The older one prints an error \
+             message when a method is missing. {}",
+            "The newer one is faster on every platform it supports today. ".repeat(7),
+            "Either reads the same configuration files at start-up. ".repeat(12),
+        );
+        let doc = build(text.as_str().into(), ContentKind::Markdown);
+        assert!(doc.units.len() > 2);
+        for (u, unit) in doc.units.iter().enumerate() {
+            let error = doc.text(u).contains("error");
+            assert_eq!(unit.level == Level::Error, error, "{}", doc.text(u));
+        }
     }
 }
