@@ -304,6 +304,13 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
             {
                 last.prior = level_prior(Level::Warn, true);
             }
+            // An entry that goes on to an exception at the margin, its frames under it (a web
+            // server's `finalhandler default 403`, then `ForbiddenError: Forbidden`), failed
+            // whatever its head line says.
+            if last.level < Level::Error && is_raised_exception(line) {
+                last.level = Level::Error;
+                last.prior = last.prior.max(level_prior(Level::Error, false));
+            }
             // A trace that fits its entry ends with what was raised: one line logs every
             // exception of a remote call (`Exception caught`), and what it caught is the
             // entry's kind, not a repeat of the one before.

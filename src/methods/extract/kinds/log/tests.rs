@@ -29,6 +29,26 @@ fn a_failure_stated_at_a_low_level_gains_as_a_warning() {
 }
 
 #[test]
+fn an_entry_that_goes_on_to_an_exception_failed() {
+    // A debug log: a request's final handler answers 403, then the error and its frames.
+    let text = "\
+Mon, 30 Nov 2026 05:15:58 GMT router dispatch : /docs/%2e%2e/secret
+Mon, 30 Nov 2026 05:15:58 GMT final handler default 403
+PermissionDeniedError: Not allowed
+    at /srv/node_modules/static-index/index.js:129:19
+    at Layer.handle (/srv/node_modules/router/layer.js:95:5)
+Mon, 30 Nov 2026 05:15:59 GMT router dispatch : /index.html
+";
+    let doc = build(text);
+    let entry = (0..doc.units.len())
+        .find(|&u| doc.text(u).contains("default 403"))
+        .expect("the 403 entry");
+    assert!(doc.text(entry).contains("PermissionDeniedError"));
+    assert_eq!(doc.units[entry].level, Level::Error);
+    assert!(doc.units[entry].prior > doc.units[0].prior);
+}
+
+#[test]
 fn a_trace_logged_one_entry_a_line_ends_with_an_error() {
     // A WSGI server logs each line of a handler's trace as an INFO entry of its own.
     let text = "\
