@@ -226,11 +226,12 @@ const IDENTITY_COLUMNS: usize = 2;
 /// content, not the row's name: the naming columns are the first others.
 const MAX_NAMING_CELL_BYTES: usize = 64;
 
-/// A wide table's rows shown as the cells that name each row (its first two of short values)
-/// and the
-/// columns the query names (`area`, `borders`, `callingCodes` for "calling codes"), with `…`
-/// where others were left out; the header the same way. The table is left as it is when it is
-/// not wide, or the query names none of its columns, or most of them.
+/// A table of long rows read for the cells that answer. A wide one's rows are shown as the
+/// cells that name each row (its first two of short values) and the columns the query names
+/// (`area`, `borders`, `callingCodes` for "calling codes"), with `…` where others were left
+/// out; the header the same way. A narrower one loses only its columns of long content (a
+/// geometry's WKT) the query does not name. The table is left as it is when its rows are
+/// short, or a wide one's query names none of its columns, or most of them.
 pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
     let text: &str = &doc.source;
     let sample: Vec<&str> = doc::lines(text)
@@ -247,7 +248,7 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
     let header = split(doc.text(header_unit), delim);
     let rows = doc.units.iter().filter(|u| u.weight > 0).count().max(1);
     let row_bytes = doc.units.iter().map(|u| u.span.len()).sum::<usize>() / rows;
-    if header.len() < WIDE_COLUMNS || row_bytes < WIDE_ROW_BYTES {
+    if row_bytes < WIDE_ROW_BYTES {
         return doc;
     }
     let mut buf = String::new();
@@ -270,24 +271,46 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
             }
         }
     }
-    let naming: Vec<usize> = (0..header.len())
-        .filter(|&i| cell_bytes[i] <= MAX_NAMING_CELL_BYTES * sampled_rows.max(1))
-        .take(IDENTITY_COLUMNS)
+    let long: Vec<bool> = (cell_bytes.iter())
+        .map(|&bytes| bytes > MAX_NAMING_CELL_BYTES * sampled_rows.max(1))
         .collect();
     let named: Vec<bool> = header.iter().map(|cell| names(cell, &mut buf)).collect();
-    let kept: Vec<bool> = (0..header.len())
-        .map(|i| naming.contains(&i) || named[i])
-        .collect();
-    let asked = (0..header.len())
-        .filter(|&i| named[i] && !naming.contains(&i))
-        .count();
-    if asked == 0 || asked * 2 > header.len() {
-        return doc;
-    }
+    let (kept, overview) = if header.len() >= WIDE_COLUMNS {
+        let naming: Vec<usize> = (0..header.len())
+            .filter(|&i| !long[i])
+            .take(IDENTITY_COLUMNS)
+            .collect();
+        let asked = (0..header.len())
+            .filter(|&i| named[i] && !naming.contains(&i))
+            .count();
+        if asked == 0 || asked * 2 > header.len() {
+            return doc;
+        }
+        let kept: Vec<bool> = (0..header.len())
+            .map(|i| naming.contains(&i) || named[i])
+            .collect();
+        let note = format!(
+            "the first {} of short values and those the query names",
+            naming.len()
+        );
+        (kept, note)
+    } else {
+        // A table of few columns whose rows are long for one column of content (a
+        // geometry's WKT beside a country's figures): that column is left out of each row,
+        // unless the query names it, and the row reads as its other cells.
+        let kept: Vec<bool> = (0..header.len()).map(|i| !long[i] || named[i]).collect();
+        if kept.iter().all(|&k| k) {
+            return doc;
+        }
+        (
+            kept,
+            "those of short values and those the query names".to_owned(),
+        )
+    };
+    let shown = kept.iter().filter(|&&k| k).count();
     let delim_char = char::from(delim);
     let mut source = String::with_capacity(text.len() / 4);
     let mut units = doc.units.clone();
-    let shown = asked + naming.len();
     for unit in &mut units {
         let line = &text[unit.span.range()];
         let start = source.len();
@@ -323,10 +346,9 @@ pub(crate) fn project_wide_rows<'a>(doc: Doc<'a>, query: &Query) -> Doc<'a> {
     }
     let overview = doc.overview.as_deref().map(|o| {
         format!(
-            "{}; {shown} of {} columns shown: the first {} of short values and those the query names]",
+            "{}; {shown} of {} columns shown: {overview}]",
             o.trim_end_matches(']'),
             header.len(),
-            naming.len()
         )
     });
     Doc {
@@ -407,178 +429,4 @@ fn column_field<'t>(cells: Field, cell_of: impl Fn(usize) -> &'t str) -> Field {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoted_delimiters_do_not_split_cells() {
-        assert_eq!(split("a,\"b,c\",d", b','), ["a", "\"b,c\"", "d"]);
-    }
-
-    #[test]
-    fn header_is_pinned_and_columns_become_fields() {
-        let text = "name,duration\nrg,0.1\nag,0.3\ngrep,7.5\n";
-        let doc = build(text);
-        assert!(doc.units[0].pinned);
-        assert_eq!(doc.fields.len(), 2);
-        assert!(
-            matches!(doc.fields[1].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 7.5)
-        );
-    }
-
-    #[test]
-    fn a_series_that_starts_late_is_still_a_column_of_numbers() {
-        // Monthly prices: GOOGL has no value before it listed, most rows of the file.
-        let mut text = String::from("Date,IBM,GOOGL\n");
-        for year in 1990..2004 {
-            text.push_str(&format!("{year}-01-01,10.5,\n"));
-        }
-        for (year, price) in [(2004, 50.2), (2010, 300.4), (2021, 2960.9)] {
-            text.push_str(&format!("{year}-01-01,12.5,{price}\n"));
-        }
-        let doc = build(&text);
-        let googl = doc.fields.iter().find(|f| f.name() == "GOOGL").unwrap();
-        assert_eq!(googl.len(), 3);
-        assert!(
-            googl
-                .iter()
-                .all(|(_, v)| matches!(v, FieldValue::Number(_)))
-        );
-    }
-
-    #[test]
-    fn a_label_every_cell_of_a_column_starts_with_is_not_its_value() {
-        // `python -X importtime`: every line, the header too, starts with `import time:`.
-        let text = "import time: self [us] | cumulative | imported package\n\
-                    import time:       313 |        313 |   _io\n\
-                    import time:        73 |         73 |   marshal\n\
-                    import time:     31421 |      31906 |     sympy.simplify.sqrtdenest\n\
-                    import time:       692 |        692 |   posix\n";
-        let doc = build(text);
-        assert_eq!(doc.fields[0].name(), "self [us]");
-        assert!(
-            matches!(doc.fields[0].iter().nth(2), Some((3, FieldValue::Number(n))) if n == 31421.0),
-            "{:?}",
-            doc.fields[0].iter().collect::<Vec<_>>()
-        );
-        assert_eq!(cell_label(["New York", "New Jersey"].into_iter()), "New ");
-        assert_eq!(cell_label(["2024-01-03", "2024-02-11"].into_iter()), "");
-    }
-
-    #[test]
-    fn a_drawn_table_is_a_table_of_its_cells() {
-        let text = "+------+-----+\n| name | hp  |\n+------+-----+\n| a    | 90  |\n| b    | 132 |\n| c    | 75  |\n+------+-----+\n";
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(looks_like_csv(&lines));
-        let doc = build(text);
-        assert!(doc.units[0].pinned && doc.units[1].pinned && doc.units[2].pinned);
-        assert!(!doc.units[3].pinned);
-        assert_eq!(doc.fields.len(), 2);
-        assert!(
-            doc.fields[1]
-                .iter()
-                .any(|v| matches!(v, (4, FieldValue::Number(n)) if n == 132.0))
-        );
-        assert_eq!(doc.overview.as_deref(), Some("[table: 3 rows × 2 columns]"));
-    }
-
-    #[test]
-    fn a_wide_table_shows_the_columns_the_query_names() {
-        let mut header = vec!["name".to_owned(), "official".to_owned()];
-        header.extend((0..40).map(|i| format!("translation_{i}")));
-        header.extend(["area".to_owned(), "borders".to_owned()]);
-        let mut text = header.join(",") + "\n";
-        for row in 0..6 {
-            let mut cells = vec![format!("Land{row}"), format!("Republic of Land{row}")];
-            cells.extend((0..40).map(|i| format!("Translated name {i} of land {row}")));
-            cells.extend([format!("{}", 1000 * (row + 1)), "\"AAA,BBB\"".to_owned()]);
-            text.push_str(&(cells.join(",") + "\n"));
-        }
-        let q = Query::from_hints(
-            &crate::methods::extract::Hints::new().with_query("which land has the largest area?"),
-        )
-        .unwrap();
-        let doc = project_wide_rows(build(&text), &q);
-        assert_eq!(doc.text(0), "name,official,…,area,…");
-        assert_eq!(doc.text(3), "Land2,Republic of Land2,…,3000,…");
-        assert!(
-            doc.overview
-                .as_deref()
-                .unwrap()
-                .contains("3 of 44 columns shown")
-        );
-        // The fields still read the original cells.
-        assert_eq!(doc.fields.len(), 44);
-        // A query that names no column leaves the table as it is.
-        let q =
-            Query::from_hints(&crate::methods::extract::Hints::new().with_query("Land2?")).unwrap();
-        let doc = project_wide_rows(build(&text), &q);
-        assert!(doc.text(3).contains("Translated name 39 of land 2"));
-    }
-
-    #[test]
-    fn a_wide_table_is_named_by_its_first_columns_of_short_values() {
-        // A geographic table: each row's polygon first, as WKT, then its names.
-        let mut header = vec!["WKT".to_owned(), "NAME".to_owned(), "STATE_NAME".to_owned()];
-        header.extend((0..12).map(|i| format!("PO{i}")));
-        header.push("HR8893".to_owned());
-        let mut text = header.join(",") + "\n";
-        for row in 0..6 {
-            let polygon: Vec<String> = (0..60)
-                .map(|i| format!("-90.{row}{i} 38.{i}{row}"))
-                .collect();
-            let mut cells = vec![
-                format!("\"POLYGON (({}))\"", polygon.join(",")),
-                format!("County{row}"),
-                "Illinois".to_owned(),
-            ];
-            cells.extend((0..12).map(|i| format!("{}", 1000 * i + row)));
-            cells.push(format!("{row}.25"));
-            text.push_str(&(cells.join(",") + "\n"));
-        }
-        let q = Query::from_hints(
-            &crate::methods::extract::Hints::new()
-                .with_query("which county has the highest HR8893?"),
-        )
-        .unwrap();
-        let doc = project_wide_rows(build(&text), &q);
-        assert_eq!(doc.text(0), "…,NAME,STATE_NAME,…,HR8893");
-        assert_eq!(doc.text(3), "…,County2,Illinois,…,2.25");
-    }
-
-    #[test]
-    fn a_line_of_counts_above_the_header_is_a_preamble() {
-        // scikit-learn's breast cancer table: rows, columns and class names, then the header.
-        let mut text =
-            "6,4,malignant,benign\nmean radius,mean texture,mean area,worst area,target\n"
-                .to_owned();
-        for (r, area) in [
-            (17.99, 2019.0),
-            (20.57, 1956.0),
-            (9.5, 3432.0),
-            (11.2, 880.0),
-        ] {
-            text.push_str(&format!("{r},10.38,1001,{area},0\n"));
-        }
-        text.push_str("8.1,12.0,200,290.5,1\n7.7,24.5,180,268.6,1\n");
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(looks_like_csv(&lines));
-        let doc = build(&text);
-        assert!(doc.units[0].pinned && doc.units[0].weight == 0);
-        assert!(doc.units[1].pinned && doc.units[1].weight > 0);
-        assert_eq!(doc.fields.len(), 5);
-        assert_eq!(doc.fields[3].name(), "worst area");
-        assert!(
-            doc.fields[3]
-                .iter()
-                .any(|v| matches!(v, (4, FieldValue::Number(n)) if n == 3432.0))
-        );
-        assert_eq!(doc.overview.as_deref(), Some("[table: 6 rows × 5 columns]"));
-    }
-
-    #[test]
-    fn prose_with_commas_is_not_a_table() {
-        let lines = ["Hello, world, again", "This is prose.", "More, prose here"];
-        assert!(!looks_like_csv(&lines));
-    }
-}
+mod tests;
