@@ -420,7 +420,7 @@ pub(crate) fn level_from_words(line: &str) -> Level {
         }
         // "error" inside a path or an identifier (`test_errors.py`, `src/error.rs`,
         // `on_error`) names a thing; it says nothing about how the line went.
-        if is_part_of_name(bytes, start, i) || counts_none(bytes, start, i) {
+        if is_part_of_name(bytes, start, i) {
             continue;
         }
         // `TypeError: …`, `AssertionError: …`: an exception raised, as Python and Java name it,
@@ -444,7 +444,7 @@ pub(crate) fn level_from_words(line: &str) -> Level {
             b"error" | b"errors" | b"fatal" | b"exception" | b"traceback" | b"panic"
             | b"panicked" | b"failed" | b"failure" | b"fail" | b"critical" | b"severe"
             | b"unmet" | b"abort" | b"aborted" | b"segfault" | b"denied" | b"refused" => {
-                says_failed = true;
+                says_failed = !counts_none(bytes, start, i);
             }
             b"warn" | b"warning" | b"warnings" | b"deprecated" => level = Level::Warn,
             _ => {}
