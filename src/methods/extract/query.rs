@@ -371,8 +371,8 @@ impl Query {
 
     /// Whether `word` runs two of the query's words, or their short forms, together with no
     /// separator: `errormsg` of "error message", `filesize` of "file size". Only the last
-    /// part of `word` is stemmed, so its first is read stemmed too: `codepoints` of "code
-    /// points" starts with `code`, whose stem is `cod`.
+    /// part of `word` is stemmed, so its first is read stemmed too: `codeunits` of "code
+    /// units" starts with `code`, whose stem is `cod`.
     fn compounds(&self, word: &str) -> bool {
         if word.len() < 2 * MIN_COMPOUND_SPLIT || !word.is_ascii() {
             return false;

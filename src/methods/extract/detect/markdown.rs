@@ -38,7 +38,7 @@ impl Blocks {
 /// Whether `lines[i]` underlines the line above as a heading (`Usage` over `-----`). An
 /// underline counts when it and the text line above start at the margin and that line opens
 /// a block, as a document's headings do: a program that rules a line under the one before
-/// (`Collection Status` over `-----` amid a backup's log) writes a report. A title boxed
+/// (a status title over `-----` amid a backup tool's lines) writes a report. A title boxed
 /// between two rulers (`====`, `ERROR: test_x`, `----`, as unittest and many reports print
 /// them) is a report's, not a heading either.
 fn is_setext_heading(lines: &[&str], blocks: &Blocks, i: usize) -> bool {

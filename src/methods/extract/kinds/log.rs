@@ -305,7 +305,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
                 last.prior = level_prior(Level::Warn, true);
             }
             // An entry that goes on to an exception at the margin, its frames under it (a web
-            // server's `finalhandler default 403`, then `ForbiddenError: Forbidden`), failed
+            // server's `final handler default 403`, then `PermissionDeniedError: Not allowed`), failed
             // whatever its head line says.
             if last.level < Level::Error && is_raised_exception(line) {
                 last.level = Level::Error;

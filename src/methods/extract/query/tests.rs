@@ -539,8 +539,8 @@ fn a_noun_made_of_a_verb_finds_the_verb() {
 #[test]
 fn a_key_that_runs_two_query_words_together_is_named_whatever_their_stems() {
     // `code` stems to `cod`: the key's first part is read stemmed too.
-    let q = query("Which code points and which zip codes does each entry list?");
-    assert_eq!(q.key_words_named("codepoints"), (1, 1));
+    let q = query("Which code units and which zip codes does each entry list?");
+    assert_eq!(q.key_words_named("codeunits"), (1, 1));
     assert_eq!(q.key_words_named("zipcodes"), (1, 1));
     assert_eq!(q.key_words_named("codebase"), (0, 1));
 }

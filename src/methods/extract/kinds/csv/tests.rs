@@ -1,5 +1,9 @@
 use super::*;
 
+fn query(text: &str) -> Query {
+    Query::from_hints(&crate::methods::extract::Hints::new().with_query(text)).unwrap()
+}
+
 #[test]
 fn quoted_delimiters_do_not_split_cells() {
     assert_eq!(split("a,\"b,c\",d", b','), ["a", "\"b,c\"", "d"]);
@@ -82,10 +86,7 @@ fn a_wide_table_shows_the_columns_the_query_names() {
         cells.extend([format!("{}", 1000 * (row + 1)), "\"AAA,BBB\"".to_owned()]);
         text.push_str(&(cells.join(",") + "\n"));
     }
-    let q = Query::from_hints(
-        &crate::methods::extract::Hints::new().with_query("which land has the largest area?"),
-    )
-    .unwrap();
+    let q = query("which land has the largest area?");
     let doc = project_wide_rows(build(&text), &q);
     assert_eq!(doc.text(0), "name,official,…,area,…");
     assert_eq!(doc.text(3), "Land2,Republic of Land2,…,3000,…");
@@ -98,7 +99,7 @@ fn a_wide_table_shows_the_columns_the_query_names() {
     // The fields still read the original cells.
     assert_eq!(doc.fields.len(), 44);
     // A query that names no column leaves the table as it is.
-    let q = Query::from_hints(&crate::methods::extract::Hints::new().with_query("Land2?")).unwrap();
+    let q = query("Land2?");
     let doc = project_wide_rows(build(&text), &q);
     assert!(doc.text(3).contains("Translated name 39 of land 2"));
 }
@@ -123,10 +124,7 @@ fn a_wide_table_is_named_by_its_first_columns_of_short_values() {
         cells.push(format!("{row}.25"));
         text.push_str(&(cells.join(",") + "\n"));
     }
-    let q = Query::from_hints(
-        &crate::methods::extract::Hints::new().with_query("which county has the highest HR8893?"),
-    )
-    .unwrap();
+    let q = query("which county has the highest HR8893?");
     let doc = project_wide_rows(build(&text), &q);
     assert_eq!(doc.text(0), "…,NAME,STATE_NAME,…,HR8893");
     assert_eq!(doc.text(3), "…,County2,Illinois,…,2.25");
@@ -146,11 +144,7 @@ fn a_column_of_long_content_is_left_out_of_the_rows_of_a_narrow_table() {
             1000 * (row + 1)
         ));
     }
-    let q = Query::from_hints(
-        &crate::methods::extract::Hints::new()
-            .with_query("what life expectancy and region does Land2 have?"),
-    )
-    .unwrap();
+    let q = query("what life expectancy and region does Land2 have?");
     let doc = project_wide_rows(build(&text), &q);
     assert_eq!(doc.text(0), "…,code,name,region,pop,lifeExp");
     assert_eq!(doc.text(3), "…,C2,Land2,North,3000,72.5");
@@ -161,10 +155,7 @@ fn a_column_of_long_content_is_left_out_of_the_rows_of_a_narrow_table() {
             .contains("5 of 6 columns shown")
     );
     // Asked for, the long column stays.
-    let q = Query::from_hints(
-        &crate::methods::extract::Hints::new().with_query("what WKT does Land2 have?"),
-    )
-    .unwrap();
+    let q = query("what WKT does Land2 have?");
     let doc = project_wide_rows(build(&text), &q);
     assert!(doc.text(3).starts_with("\"MULTIPOLYGON"));
 }
