@@ -290,6 +290,17 @@ impl TableBuilder {
             named.contains(c.3.as_str())
                 && (!is_link(&self.columns[c.3]) || Some(c.3) == shortest_link)
         });
+        // The field a row is read by (a record's `name`, or its one object's) stays beside
+        // the named columns: rows no reader can tell apart answer nothing.
+        if names_columns
+            && let Some(at) = candidates
+                .iter()
+                .position(|c| self.names_each_record(c.3, n))
+        {
+            let naming = candidates.remove(at);
+            named.insert(naming.3);
+            candidates.insert(0, naming);
+        }
         let (mut unnamed_width, mut unnamed_columns) = (0, 0);
         for (_, bytes, order, path) in candidates {
             let stats = &self.columns[path];
@@ -364,6 +375,18 @@ impl TableBuilder {
 }
 
 impl TableBuilder {
+    /// Whether the column at `path` names each of the `n` sampled records: a short text under
+    /// a naming key (`name`, `id`, `title`), outside any list, in nearly every record, each
+    /// value its own.
+    fn names_each_record(&self, path: &str, n: usize) -> bool {
+        let stats = &self.columns[path];
+        !path.contains("[]")
+            && super::render::is_naming_key(super::last_segment(path))
+            && stats.strings * 4 >= n * 3
+            && stats.distinct.len() * 4 >= n * 3
+            && stats.bytes / stats.present.max(1) <= MAX_COLUMN_BYTES
+    }
+
     /// For a column of a list of objects (`labels[].name`), how many records hold that list
     /// empty: the column is present there too, with nothing in it.
     fn empty_lists(&self, path: &str) -> usize {
@@ -401,7 +424,9 @@ fn score(
     if !shown || average > MAX_COLUMN_BYTES || average == 0 {
         return None;
     }
-    if stats.opaque * 2 > present {
+    // An opaque value (a digest) says nothing to a reader, unless the query asks for it by
+    // its key ("what is that signature").
+    if stats.opaque * 2 > present && named < KEY_NAMED {
         return None;
     }
     let list = path.contains("[]");

@@ -9,8 +9,21 @@ use crate::methods::extract::tree::noise::opaque_share;
 /// The depths, in keys below a list's one object, whose scalars are the record's cells: the
 /// shallower ones are the list's cells already (`labels[].name`, `licenses[].license.id`), and
 /// deeper ones are detail no row needs.
-const MIN_WRAPPED_DEPTH: usize = 3;
-const MAX_WRAPPED_DEPTH: usize = 4;
+const IN_LIST_OBJECT: Depths = Depths { min: 3, max: 4 };
+/// The same below the one object a record wraps (`{"version": …, "image": {…}}`): its
+/// members are the record's own (its cells one level down), and so are theirs
+/// (`image.properties.signature`).
+const IN_WRAPPED_OBJECT: Depths = Depths { min: 2, max: 3 };
+/// A record is a wrapper of its one object member when its other members are scalars, at
+/// most this many (a format's `version` beside the thing described).
+const MAX_WRAPPER_SCALARS: usize = 2;
+
+/// The depths, in keys below an object, whose scalars are cells.
+#[derive(Clone, Copy)]
+struct Depths {
+    min: usize,
+    max: usize,
+}
 
 /// A value in a cell is cut to this many bytes.
 const MAX_CELL_BYTES: usize = 100;
@@ -43,6 +56,9 @@ pub(super) fn list_text(items: &[Value]) -> String {
 /// its deeper scalars too — with the cell's text.
 pub(super) fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v>, String)) {
     let Value::Object(map) = item else { return };
+    let wrapper = map.values().filter(|v| v.is_object()).count() == 1
+        && !map.values().any(Value::is_array)
+        && map.len() <= MAX_WRAPPER_SCALARS + 1;
     for (k, v) in map {
         match v {
             Value::Object(inner) => {
@@ -50,6 +66,9 @@ pub(super) fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v
                     if !x.is_object() && !x.is_array() && !x.is_null() {
                         f(&format!("{k}.{ik}"), Cell::Scalar(x), cell_text(x));
                     }
+                }
+                if wrapper {
+                    for_each_deep_scalar(v, &mut k.clone(), 0, IN_WRAPPED_OBJECT, f);
                 }
             }
             Value::Array(items) => {
@@ -81,7 +100,7 @@ pub(super) fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v
                     // `locations[0].physicalLocation.artifactLocation.uri`) are the record's.
                     if let [only] = items.as_slice() {
                         let mut path = format!("{k}[0]");
-                        for_each_deep_scalar(only, &mut path, 0, f);
+                        for_each_deep_scalar(only, &mut path, 0, IN_LIST_OBJECT, f);
                     }
                     for (ik, iik) in keys {
                         let text: Vec<&str> = items
@@ -112,12 +131,13 @@ pub(super) fn for_each_cell<'v>(item: &'v Value, f: &mut dyn FnMut(&str, Cell<'v
     }
 }
 
-/// Calls `f` with each scalar of `object` at [`MIN_WRAPPED_DEPTH`] to [`MAX_WRAPPED_DEPTH`]
-/// keys below it (shallower ones are its list's own cells), its path `path` and those keys.
+/// Calls `f` with each scalar of `object` at `depths` keys below it (shallower ones are cells
+/// already), its path `path` and those keys.
 fn for_each_deep_scalar<'v>(
     object: &'v Value,
     path: &mut String,
     depth: usize,
+    depths: Depths,
     f: &mut dyn FnMut(&str, Cell<'v>, String),
 ) {
     let Value::Object(map) = object else { return };
@@ -126,11 +146,11 @@ fn for_each_deep_scalar<'v>(
         path.push('.');
         path.push_str(k);
         match v {
-            Value::Object(_) if depth + 1 < MAX_WRAPPED_DEPTH => {
-                for_each_deep_scalar(v, path, depth + 1, f)
+            Value::Object(_) if depth + 1 < depths.max => {
+                for_each_deep_scalar(v, path, depth + 1, depths, f)
             }
             Value::Object(_) | Value::Array(_) | Value::Null => {}
-            x if depth + 1 >= MIN_WRAPPED_DEPTH => f(path, Cell::Scalar(x), cell_text(x)),
+            x if depth + 1 >= depths.min => f(path, Cell::Scalar(x), cell_text(x)),
             _ => {}
         }
         path.truncate(len);

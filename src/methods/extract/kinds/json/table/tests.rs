@@ -460,3 +460,94 @@ fn a_record_named_by_its_name_shows_the_list_its_row_leaves_out() {
             .is_empty()
     );
 }
+
+/// An image tool's description of some files: each record wraps the one object it describes
+/// beside its format's version, and the asked fields sit two levels down in it.
+fn described_images() -> Vec<Value> {
+    (0..8)
+        .map(|i| {
+            json!({
+                "version": "1.0",
+                "image": {
+                    "name": format!("/usr/share/pixmaps/icon-{i}.png"),
+                    "format": "PNG",
+                    "formatDescription": if i % 2 == 0 {
+                        "Portable Network Graphics"
+                    } else {
+                        "X Windows system pixmap (color)"
+                    },
+                    "depth": if i == 2 { 16 } else { 8 },
+                    "pixels": 1024 + i,
+                    "backgroundColor": format!("#FFFFFF{i:02}"),
+                    "borderColor": format!("#DFDFDF{i:02}"),
+                    "matteColor": format!("#BDBDBD{i:02}"),
+                    "transparentColor": format!("#000000{i:02}"),
+                    "numberPixels": format!("{}", 1024 + i),
+                    "geometry": {"width": 32, "height": 32},
+                    "imageStatistics": {"all": {
+                        "min": 0, "max": 65535, "mean": 62554.8 + i as f64,
+                        "standardDeviation": 12114.5, "kurtosis": 19.6455,
+                        "skewness": -4.52041, "entropy": 0.225018,
+                    }},
+                    "channelDepth": {"alpha": 1, "red": 16, "green": 16, "blue": 16},
+                    "chromaticity": {
+                        "redPrimary": {"x": 0.64, "y": 0.33},
+                        "greenPrimary": {"x": 0.3, "y": 0.6},
+                        "bluePrimary": {"x": 0.15, "y": 0.06},
+                    },
+                    "pixelsPerSecond": format!("{}B", 287730 + i),
+                    "userTime": "0.000u",
+                    "elapsedTime": "0:01.000",
+                    "properties": {
+                        "date:create": "2024-09-04T22:25:37+00:00",
+                        "signature": format!("{:064x}", 0x659a63d8u64 * (i as u64 % 7 + 1)),
+                    },
+                },
+            })
+        })
+        .collect()
+}
+
+fn images_table(query: &str) -> Table {
+    let q = Query::from_hints(&Hints::new().with_query(query)).unwrap();
+    let mut builder = TableBuilder::default();
+    for image in described_images() {
+        builder.add(&image, Some(&q));
+    }
+    builder.finish(Some(&q)).expect("a table")
+}
+
+#[test]
+fn a_wrapped_records_deeper_field_the_query_names_is_a_column() {
+    // The digest is opaque, no column of its own accord; asked for by its key, it is one.
+    let table = images_table("Which two files have the same signature, and which has depth 16?");
+    assert!(
+        table
+            .columns
+            .iter()
+            .any(|c| c == "image.properties.signature"),
+        "{:?}",
+        table.columns
+    );
+    let unasked = images_table("Which file has depth 16, and how many pixels has it?");
+    assert!(
+        !unasked.columns.iter().any(|c| c.ends_with("signature")),
+        "{:?}",
+        unasked.columns
+    );
+}
+
+#[test]
+fn the_field_a_row_is_read_by_stays_beside_the_named_columns() {
+    // Many columns the query names in part (colours, pixels) would fill the row without the
+    // file's name, and no row could be told apart.
+    let table = images_table(
+        "From this description: which file has a depth of 16, and which colours and pixels has it?",
+    );
+    assert_eq!(
+        table.columns.first().map(String::as_str),
+        Some("image.name"),
+        "{:?}",
+        table.columns
+    );
+}
