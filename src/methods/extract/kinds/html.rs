@@ -44,6 +44,17 @@ const BLOCKS: &[&str] = &[
     "html",
 ];
 
+/// A page is an application's shell when its readable text is less than one byte in this
+/// many of it: what it shows is built by its scripts from the data they hold.
+const SHELL_SHARE: usize = 20;
+
+/// Whether `html`, whose readable text is `readable`, is an application's shell (a coverage
+/// report, a single-page app): its content is in its scripts, as data and code, which its
+/// readable text drops.
+pub(crate) fn is_app_shell(html: &str, readable: &str) -> bool {
+    readable.trim().len() * SHELL_SHARE < html.len()
+}
+
 /// The readable text of `html`, one block per line.
 pub(crate) fn to_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len() / 3);
@@ -341,6 +352,30 @@ mod tests {
             text,
             "# T\n## Part\nSome bold text & more.\n- one\n- two\na | b\n1 | 2\n"
         );
+    }
+
+    #[test]
+    fn a_page_its_scripts_build_is_an_app_shell() {
+        // A report page whose rows are data in a script: its readable text is its title.
+        let mut shell = String::from(
+            "<html><head><title>Coverage</title></head><body><div id=\"root\"></div><script>var data = [",
+        );
+        for i in 0..200 {
+            shell.push_str(&format!(
+                "{{\"path\": \"src/mod{i}.rs\", \"covered\": {i}, \"lines\": 300}},"
+            ));
+        }
+        shell.push_str("];</script></body></html>");
+        assert!(is_app_shell(&shell, &to_text(&shell)));
+        // A page of prose is read as its text, however much markup it carries.
+        let mut page = String::from("<html><body>");
+        for i in 0..200 {
+            page.push_str(&format!(
+                "<div class=\"row\"><p class=\"para\">Paragraph {i} says what it means.</p></div>"
+            ));
+        }
+        page.push_str("</body></html>");
+        assert!(!is_app_shell(&page, &to_text(&page)));
     }
 
     #[test]

@@ -29,6 +29,19 @@ pub(crate) fn is_reader_view(detected: ContentKind, doc: &Doc<'_>) -> bool {
     detected == ContentKind::Json && doc.kind == ContentKind::Markdown
 }
 
+/// `text` as lines of plain text, the blocks the query names (`[section]`, `name {`) weighed
+/// up: what a text of no kind condense reads otherwise is cut into.
+fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
+    let mut doc = lines::build(text, lines::Style::Text);
+    if let Some(query) = query {
+        let comment: Vec<bool> = (0..doc.units.len())
+            .map(|u| code::is_comment(doc.text(u).trim()))
+            .collect();
+        super::tree::braces::weigh_named_blocks(&mut doc, &comment, query, NAMED_BLOCK_PRIOR);
+    }
+    doc
+}
+
 /// Cuts `text` of kind `kind` into units. `json` is the value detection already parsed, if any
 /// (a large document is not parsed whole, and is walked from its text);
 /// `max_unit_bytes` bounds any one unit so that no single piece can crowd out the rest.
@@ -71,7 +84,14 @@ pub(crate) fn build<'a>(
             None => csv::build(text),
         },
         (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
-        (ContentKind::Html, _) => markdown::build(html::to_text(text).into(), ContentKind::Html),
+        (ContentKind::Html, _) => {
+            let readable = html::to_text(text);
+            if html::is_app_shell(text, &readable) {
+                text_lines(text, query)
+            } else {
+                markdown::build(readable.into(), ContentKind::Html)
+            }
+        }
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
@@ -92,21 +112,7 @@ pub(crate) fn build<'a>(
                 ..json::build_value(&tree, query, max_unit_bytes)
             }
         }
-        _ => {
-            let mut doc = lines::build(text, lines::Style::Text);
-            if let Some(query) = query {
-                let comment: Vec<bool> = (0..doc.units.len())
-                    .map(|u| code::is_comment(doc.text(u).trim()))
-                    .collect();
-                super::tree::braces::weigh_named_blocks(
-                    &mut doc,
-                    &comment,
-                    query,
-                    NAMED_BLOCK_PRIOR,
-                );
-            }
-            doc
-        }
+        _ => text_lines(text, query),
     };
     // Files a concatenation of them names lead it, whatever their content (a configuration
     // file kind reads its own headers).

@@ -375,3 +375,28 @@ fn a_query_about_failures_keeps_the_rare_failed_record_whole() {
         "{out}"
     );
 }
+
+/// A report page whose rows are data in its script (an application's shell) is read as its
+/// text: the row the query names is kept, though the page's readable text is its title only.
+#[test]
+fn an_app_shell_page_is_read_as_the_data_its_scripts_hold() {
+    let mut page = String::from(
+        "<!DOCTYPE html><html><head><title>Coverage report</title></head><body><div id=\"app\"></div>\n<script>\nvar files = [\n",
+    );
+    for i in 0..300 {
+        page.push_str(&format!(
+            "  {{\"path\": \"src/module_{i}.rs\", \"covered\": {}, \"coverable\": 120}},\n",
+            (i * 7) % 120
+        ));
+    }
+    page.push_str("];\n</script></body></html>\n");
+    let hints = Hints::new()
+        .with_query("How many lines of src/module_217.rs are covered, out of how many?");
+    let out = extract_with_stats(&page, &hints, 300, &TokenCounter::default());
+    assert_eq!(out.stats.kind, ContentKind::Html);
+    assert!(
+        out.text.contains("src/module_217.rs\", \"covered\": 79"),
+        "{}",
+        out.text
+    );
+}
