@@ -29,6 +29,12 @@ pub(crate) fn is_raised_exception(line: &str) -> bool {
     !name.contains(' ') && doc::is_exception_name(name.rsplit('.').next().unwrap_or(name))
 }
 
+/// Whether `line` is how Python chains a trace to the exception raised before it.
+fn is_exception_chaining(line: &str) -> bool {
+    line.starts_with("The above exception was the direct cause of the following exception")
+        || line.starts_with("During handling of the above exception, another exception occurred")
+}
+
 /// Whether `line` is a frame of a stack trace: indented (`\tat com.x.Y.run(Y.java:9)`,
 /// `\t/app/app.rb:20:in 'block'`), and no exception (`\tjava.lang.ArithmeticException: / by
 /// zero`, the root cause a Java trace names under its entry).
@@ -93,6 +99,9 @@ fn has_elapsed_seconds(line: &str) -> bool {
 
 /// The level a log line states, if it states one among its first words.
 pub(crate) fn explicit_level(line: &str) -> Option<Level> {
+    if let Some(level) = bracketed_letter_level(line) {
+        return Some(level);
+    }
     let mut previous_numeric = false;
     for word in line.split_ascii_whitespace().take(8) {
         let bracketed = word.starts_with('[') || word.starts_with('<');
@@ -128,6 +137,25 @@ pub(crate) fn explicit_level(line: &str) -> Option<Level> {
             || is_elapsed_time(w);
     }
     None
+}
+
+/// The one-letter level that opens a line in brackets before its date, as Tornado and the
+/// Jupyter servers write it (`[W 2024-05-01 10:00:00.123 Hub base:41] …`, `[E 240501 10:00:00
+/// web:2106] …`): `C` is critical.
+fn bracketed_letter_level(line: &str) -> Option<Level> {
+    let &[b'[', letter, b' ', digit, ..] = line.as_bytes() else {
+        return None;
+    };
+    if !digit.is_ascii_digit() {
+        return None;
+    }
+    match letter {
+        b'C' | b'E' | b'F' => Some(Level::Error),
+        b'W' => Some(Level::Warn),
+        b'I' => Some(Level::Info),
+        b'D' | b'V' => Some(Level::Debug),
+        _ => None,
+    }
 }
 
 /// Whether `word` is a time in seconds to the millisecond or finer (`0.000`, `12.345678`), as
@@ -268,6 +296,9 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let raised = in_python_trace
             && entry_head.is_some_and(|head| head + 1 < units.len())
             && is_raised_exception(line);
+        // Python's chaining of one exception to the next ends the one raised before it: that
+        // one is the root cause, a unit of its own, not the head of the next trace's frames.
+        let chained = entry_head.is_some() && is_exception_chaining(line);
         let in_first_unit = entry_head.is_some_and(|head| head + 1 == units.len());
         let unit_lines = if in_first_unit && !in_python_trace && is_frame_line(line) {
             FIRST_UNIT_LINES
@@ -277,6 +308,7 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let continues = !is_rule_of_dashes(line)
             && !starts_entry(line)
             && !raised
+            && !chained
             && entry_head.is_some()
             && entry_lines < unit_lines;
         if continues && let Some(last) = units.last_mut() {

@@ -129,6 +129,29 @@ fn reads_explicit_levels() {
 }
 
 #[test]
+fn reads_a_bracketed_letter_before_the_date() {
+    assert_eq!(
+        explicit_level("[W 2024-05-01 10:00:00.123 Hub base:41] Failed login for 'x'"),
+        Some(Level::Warn)
+    );
+    assert_eq!(
+        explicit_level("[E 240501 10:00:00 web:2106] Uncaught exception"),
+        Some(Level::Error)
+    );
+    assert_eq!(
+        explicit_level("[C 2024-05-01 10:00:00.123 Hub app:40] Received signal"),
+        Some(Level::Error)
+    );
+    assert_eq!(
+        explicit_level("[D 2024-05-01 10:00:00.123 Hub app:40] Loaded"),
+        Some(Level::Debug)
+    );
+    // A bracketed letter before no date is no level (a list item, a footnote).
+    assert_eq!(explicit_level("[W] see the warnings below"), None);
+    assert_eq!(explicit_level("[E x] an entry"), None);
+}
+
+#[test]
 fn stack_traces_stay_with_their_entry() {
     let text = "2020-01-01 00:00:00 ERROR boom\n  at a.b(C.java:1)\n  at d.e(F.java:2)\n2020-01-01 00:00:01 INFO ok\n";
     let doc = build(text);
@@ -189,6 +212,36 @@ fn the_exception_a_python_trace_ends_with_is_a_unit_under_its_entry() {
     assert!(is_raised_exception("KeyError: 'item_id'"));
     assert!(!is_raised_exception("    raise KeyError(key)"));
     assert!(!is_raised_exception("The TypeError: was expected"));
+}
+
+#[test]
+fn a_chained_trace_ends_the_unit_of_the_exception_before_it() {
+    // The root cause, raised first, and the exception raised while handling it.
+    let mut text = String::from(
+        "2026-11-28 07:04:48,407 ERROR [app] Exception on /orders [POST]\nTraceback (most recent call last):\n",
+    );
+    text.push_str("  File \"/srv/store.py\", line 12, in save\n    conn.execute(sql)\n");
+    text.push_str("sqlite3.OperationalError: database is locked\n\n");
+    text.push_str(
+        "The above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n",
+    );
+    text.push_str("  File \"/srv/app.py\", line 40, in post\n    store.save(order)\n");
+    text.push_str("app.StoreError: cannot save order 17\n");
+    let doc = build(&text);
+    let texts: Vec<&str> = (0..doc.units.len()).map(|u| doc.text(u)).collect();
+    let root = texts
+        .iter()
+        .position(|t| t.contains("sqlite3.OperationalError"))
+        .expect("the root cause is kept");
+    assert!(
+        texts[root].ends_with("database is locked"),
+        "the root cause ends its unit, the chaining starts the next: {texts:?}"
+    );
+    let chaining = texts
+        .iter()
+        .position(|t| t.starts_with("The above exception"))
+        .expect("the chaining starts a unit");
+    assert_eq!(doc.units[chaining].parent.get(), Some(0), "{texts:?}");
 }
 
 #[test]
