@@ -25,6 +25,9 @@ pub(crate) enum Style {
 
 /// How many lines after an error line are treated as its detail (location, cause).
 const ERROR_CONTEXT_LINES: usize = 6;
+/// The prior of a run's or a checker's tally (`3 failed, 97 passed`, `Found 828 errors in 15
+/// files`): above any one failure's, as it is the one line that says how many there are.
+const TALLY_PRIOR: f32 = 6.0;
 /// How many last lines of a text may hold the rule over its summary.
 const SUMMARY_LINES: usize = 4;
 /// Added to the lines under a rule at the end of a text.
@@ -158,7 +161,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
         };
         let mut prior = match (style, level) {
             // A test run's tally (`273 passing (430ms)`, `11 failing`) answers "how many".
-            (Style::Text, _) if is_run_tally(line) => 3.0,
+            (Style::Text, _) if is_run_tally(line) => TALLY_PRIOR,
             (Style::Text, Level::Error) => 3.0,
             (Style::Text, _) if introduced_detail => 3.0,
             (Style::Text, Level::Warn) => 1.0,

@@ -102,10 +102,10 @@ pub(super) fn is_horizontal_rule(line: &str) -> bool {
             .all(|b| b == t.as_bytes()[0] && matches!(b, b'-' | b'=' | b'_'))
 }
 
-/// A test run's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
+/// A test run's or a checker's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
 /// (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`, ` 34 fail`
 /// and `Ran 533 tests across 2 files.` (bun, unittest), `Tests:  1 failed, 12 passed` (jest),
-/// `test result: FAILED. 3 passed; 1 failed` (cargo test).
+/// `test result: FAILED. 3 passed; 1 failed` (cargo test), `Found 3 errors in 2 files` (mypy).
 pub(super) fn is_run_tally(line: &str) -> bool {
     const TALLIES: &[&str] = &[
         "passing", "failing", "pending", "passed", "failed", "skipped", "errors", "error", "tests",
@@ -124,17 +124,21 @@ pub(super) fn is_run_tally(line: &str) -> bool {
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(after.len());
     TALLIES.contains(&&after[..word_end])
-        && (after[word_end..].is_empty() || after[word_end..].starts_with([' ', ',', '(', ';']))
+        && (after[word_end..].is_empty()
+            || after[word_end..].starts_with([' ', ',', '(', ';', '.']))
 }
 
-/// Where the label before a run's tally ends: `Ran ` (bun, unittest), a label and a colon
+/// Where the label before a run's tally ends: `Ran ` (bun, unittest) or `Found ` (mypy, ruff),
+/// a label and a colon
 /// (`Tests:`, `Test Suites:`, `test result:`, with cargo's `FAILED.` or `ok.` after it), or a
 /// label of capitalised words set apart by two spaces (vitest's `Test Files  1 failed`).
 fn tally_label_end(line: &str) -> Option<usize> {
     /// Labels longer than this are a sentence, not a label.
     const MAX_LABEL_BYTES: usize = 24;
-    if line.starts_with("Ran ") {
-        return Some(4);
+    // A runner's or a checker's closing verb: `Ran 929 tests`, `Found 3 errors in 2 files`
+    // (mypy, ruff).
+    if let Some(verb) = ["Ran ", "Found "].iter().find(|v| line.starts_with(**v)) {
+        return Some(verb.len());
     }
     let digit = line.find(|c: char| c.is_ascii_digit())?;
     let label = line[..digit].trim_end();
@@ -221,5 +225,11 @@ mod tests {
         assert!(!is_run_tally("Boarding: 12 passengers"));
         assert!(!is_run_tally("the run took 12 tests to settle"));
         assert!(!is_run_tally("Ranked 12 tests"));
+        // A checker's total (mypy, ruff).
+        assert!(is_run_tally(
+            "Found 828 errors in 15 files (checked 18 source files)"
+        ));
+        assert!(is_run_tally("Found 3 errors."));
+        assert!(!is_run_tally("Found 3 matches in the cache"));
     }
 }

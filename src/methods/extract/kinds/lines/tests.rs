@@ -262,3 +262,23 @@ fn the_detail_an_error_introduces_after_a_blank_line_is_the_error_s() {
     assert_eq!(doc.text(next), "next line");
     assert_eq!(doc.units[next].prior, 0.0);
 }
+
+#[test]
+fn a_checkers_total_outranks_each_error_it_counts() {
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "pkg/mod.py:{i}: error: Function is missing a type annotation  [no-untyped-def]\n"
+        ));
+    }
+    // The total, and a line after it: it outranks the errors by being the total, not the
+    // last line.
+    text.push_str("Found 40 errors in 1 file (checked 3 source files)\nexit status 1\n");
+    let doc = build(&text, Style::Text);
+    let most = doc.units[..40].iter().map(|u| u.prior).fold(0.0, f32::max);
+    assert!(
+        doc.units[40].prior > most,
+        "{} <= {most}",
+        doc.units[40].prior
+    );
+}
