@@ -117,6 +117,13 @@ pub(super) fn record_template(item: &Value, stats: &KeyStats) -> u64 {
     hasher.digest()
 }
 
+/// A text value the same in every record is stated once from this many bytes (a path, a
+/// package id); a shorter one (a status, a kind) is its record's own.
+const MIN_CONSTANT_TEXT_BYTES: usize = 24;
+
+/// A constant text is stated up to this many bytes.
+const MAX_STATED_BYTES: usize = 200;
+
 /// The most keys a description of records names: the most common ones, in their order.
 const MAX_LISTED_KEYS: usize = 24;
 
@@ -124,8 +131,9 @@ const MAX_LISTED_KEYS: usize = 24;
 pub(super) struct KeyStats {
     /// Each key, its types, and how many records have it.
     keys: Vec<(String, Vec<&'static str>, usize)>,
-    /// Keys present in every record with one and the same value.
-    pub(super) constant: HashMap<String, ()>,
+    /// Keys with one and the same value in every record that has them (nearly all): a
+    /// list or a map, or a long text, which the description then states once.
+    pub(super) constant: HashMap<String, Option<String>>,
     /// Per key, how often each short scalar value occurs; only for keys where values repeat
     /// enough for one to be notable.
     values: HashMap<String, HashMap<u64, usize>>,
@@ -223,13 +231,25 @@ impl KeyStatsBuilder {
 
     pub(super) fn finish(mut self) -> KeyStats {
         let n = self.records;
+        // A key a few records lack (a run's closing message among its diagnostics) is as
+        // constant in the others.
         let constant = self
             .first_value
             .into_iter()
             .filter(|(_, (v, same, count))| {
-                *same && *count == n && n >= 3 && (v.is_object() || v.is_array())
+                let nearly_all = *count == n || (*count * 4 >= n * 3 && *count + 2 >= n.min(8));
+                *same
+                    && nearly_all
+                    && n >= 3
+                    && (v.is_object()
+                        || v.is_array()
+                        || v.as_str()
+                            .is_some_and(|t| t.len() >= MIN_CONSTANT_TEXT_BYTES))
             })
-            .map(|(k, _)| (k, ()))
+            .map(|(k, (v, _, _))| {
+                let text = v.as_str().map(str::to_owned);
+                (k, text)
+            })
             .collect();
         let keys = &self.keys;
         let index = &self.index;
@@ -338,11 +358,18 @@ impl KeyStats {
                 );
             }
         }
-        let mut same: Vec<&str> = self
+        let mut same: Vec<String> = self
             .keys
             .iter()
-            .map(|(k, _, _)| k.as_str())
-            .filter(|k| self.constant.contains_key(*k))
+            .filter_map(|(k, _, _)| match self.constant.get(k)? {
+                // A text is stated, as no record repeats it.
+                Some(text) => {
+                    let mut stated = String::new();
+                    super::render::render_string(&mut stated, text, MAX_STATED_BYTES, None, None);
+                    Some(format!("{k}={stated}"))
+                }
+                None => Some(k.clone()),
+            })
             .collect();
         if !same.is_empty() {
             same.sort_unstable();

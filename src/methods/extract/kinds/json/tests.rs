@@ -265,7 +265,7 @@ fn an_exact_string_every_record_holds_singles_none_out() {
                 "html_url": format!("https://example.org/o/r/issues/{i}"),
                 "title": format!("Issue number {i} about the parser"),
                 "version": if i == 5 { "v9.9.1" } else { "v1.0.0" },
-                "body": "A long description of the change that nobody needs in a listing. ".repeat(4),
+                "body": format!("A long description of change {i} that nobody needs in a listing. ").repeat(4),
             })
         })
         .collect();
@@ -521,6 +521,33 @@ fn a_markdown_tree_in_a_record_is_shown_as_its_text() {
         texts
             .iter()
             .any(|t| t.contains(r#""description":"Does thing 4 to the file.""#)),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_long_text_every_record_repeats_is_stated_once() {
+    // A build's messages, each naming the same package and manifest; the closing one names
+    // none.
+    let mut lines: Vec<String> = (0..12)
+        .map(|i| {
+            serde_json::json!({
+                "reason": "compiler-message",
+                "manifest_path": "/home/me/src/widget/Cargo.toml",
+                "message": {"rendered": format!("warning: unused variable `x{i}`"), "level": "warning"},
+            })
+            .to_string()
+        })
+        .collect();
+    lines.push(r#"{"reason":"build-finished","success":true}"#.to_owned());
+    let doc = super::build_lines(&lines.join("\n"), None, 1400);
+    let texts = unit_texts(&doc);
+    assert!(
+        texts[0].contains(r#"manifest_path="/home/me/src/widget/Cargo.toml""#),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1..].iter().all(|t| !t.contains("Cargo.toml")),
         "{texts:?}"
     );
 }
