@@ -296,9 +296,9 @@ pub(crate) fn build(text: &str) -> Doc<'_> {
         let raised = in_python_trace
             && entry_head.is_some_and(|head| head + 1 < units.len())
             && is_raised_exception(line);
-        // Python's chaining of one exception to the next ends the one raised before it: that
-        // one is the root cause, a unit of its own, not the head of the next trace's frames.
-        let chained = entry_head.is_some() && is_exception_chaining(line);
+        // Python's chaining of one exception to the next starts a unit: the exception raised
+        // before it, the root cause, ends its own, not read as the head of the next trace.
+        let chained = is_exception_chaining(line);
         let in_first_unit = entry_head.is_some_and(|head| head + 1 == units.len());
         let unit_lines = if in_first_unit && !in_python_trace && is_frame_line(line) {
             FIRST_UNIT_LINES

@@ -102,10 +102,11 @@ pub(super) fn is_horizontal_rule(line: &str) -> bool {
             .all(|b| b == t.as_bytes()[0] && matches!(b, b'-' | b'=' | b'_'))
 }
 
-/// A test run's or a checker's tally on a line of its own: `273 passing (430ms)`, `2 pending`, `11 failing`
-/// (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`, ` 34 fail`
-/// and `Ran 533 tests across 2 files.` (bun, unittest), `Tests:  1 failed, 12 passed` (jest),
-/// `test result: FAILED. 3 passed; 1 failed` (cargo test), `Found 3 errors in 2 files` (mypy).
+/// A test run's or a checker's tally on a line of its own: `273 passing (430ms)`, `2 pending`,
+/// `11 failing` (mocha), `=== 3 failed, 97 passed in 1.20s ===` (pytest), `5 tests, 1 failure`,
+/// ` 34 fail` and `Ran 533 tests across 2 files.` (bun, unittest), `Tests:  1 failed, 12 passed`
+/// (jest), `test result: FAILED. 3 passed; 1 failed` (cargo test), `Found 3 errors in 2 files`
+/// (mypy, ruff).
 pub(super) fn is_run_tally(line: &str) -> bool {
     const TALLIES: &[&str] = &[
         "passing", "failing", "pending", "passed", "failed", "skipped", "errors", "error", "tests",

@@ -131,8 +131,8 @@ const MAX_LISTED_KEYS: usize = 24;
 pub(super) struct KeyStats {
     /// Each key, its types, and how many records have it.
     keys: Vec<(String, Vec<&'static str>, usize)>,
-    /// Keys with one and the same value in every record that has them (nearly all): a
-    /// list or a map, or a long text, which the description then states once.
+    /// Keys with one and the same value in every record that has them, three in four records
+    /// or more: a list or a map, or a long text, which the description then states once.
     pub(super) constant: HashMap<String, Option<String>>,
     /// Per key, how often each short scalar value occurs; only for keys where values repeat
     /// enough for one to be notable.
@@ -237,19 +237,15 @@ impl KeyStatsBuilder {
             .first_value
             .into_iter()
             .filter(|(_, (v, same, count))| {
-                let nearly_all = *count == n || (*count * 4 >= n * 3 && *count + 2 >= n.min(8));
                 *same
-                    && nearly_all
+                    && *count * 4 >= n * 3
                     && n >= 3
                     && (v.is_object()
                         || v.is_array()
                         || v.as_str()
                             .is_some_and(|t| t.len() >= MIN_CONSTANT_TEXT_BYTES))
             })
-            .map(|(k, (v, _, _))| {
-                let text = v.as_str().map(str::to_owned);
-                (k, text)
-            })
+            .map(|(k, (v, _, _))| (k, v.as_str().map(str::to_owned)))
             .collect();
         let keys = &self.keys;
         let index = &self.index;

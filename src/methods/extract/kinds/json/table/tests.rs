@@ -25,10 +25,15 @@ fn hits() -> Vec<Value> {
 }
 
 fn table(query: &str) -> Table {
+    table_of(&hits(), query)
+}
+
+/// The table of `records` for `query`.
+fn table_of(records: &[Value], query: &str) -> Table {
     let q = Query::from_hints(&Hints::new().with_query(query)).unwrap();
     let mut builder = TableBuilder::default();
-    for hit in hits() {
-        builder.add(&hit, Some(&q));
+    for record in records {
+        builder.add(record, Some(&q));
     }
     builder.finish(Some(&q)).expect("a table")
 }
@@ -509,12 +514,7 @@ fn described_images() -> Vec<Value> {
 }
 
 fn images_table(query: &str) -> Table {
-    let q = Query::from_hints(&Hints::new().with_query(query)).unwrap();
-    let mut builder = TableBuilder::default();
-    for image in described_images() {
-        builder.add(&image, Some(&q));
-    }
-    builder.finish(Some(&q)).expect("a table")
+    table_of(&described_images(), query)
 }
 
 #[test]
