@@ -25,7 +25,7 @@ pub(crate) enum Style {
 
 /// How many lines after an error line are treated as its detail (location, cause).
 const ERROR_CONTEXT_LINES: usize = 6;
-/// The prior of a run's or a checker's tally (`3 failed, 97 passed`, `Found 828 errors in 15
+/// The prior of a run's or a checker's tally (`3 failed, 97 passed`, `Found 57 errors in 6
 /// files`): above any one failure's, as it is the one line that says how many there are.
 const TALLY_PRIOR: f32 = 6.0;
 /// How many last lines of a text may hold the rule over its summary.

@@ -228,7 +228,7 @@ mod tests {
         assert!(!is_run_tally("Ranked 12 tests"));
         // A checker's total (mypy, ruff).
         assert!(is_run_tally(
-            "Found 828 errors in 15 files (checked 18 source files)"
+            "Found 57 errors in 6 files (checked 9 source files)"
         ));
         assert!(is_run_tally("Found 3 errors."));
         assert!(!is_run_tally("Found 3 matches in the cache"));

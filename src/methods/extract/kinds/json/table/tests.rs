@@ -474,7 +474,7 @@ fn described_images() -> Vec<Value> {
             json!({
                 "version": "1.0",
                 "image": {
-                    "name": format!("/usr/share/pixmaps/icon-{i}.png"),
+                    "name": format!("/srv/art/badge-{i}.png"),
                     "format": "PNG",
                     "formatDescription": if i % 2 == 0 {
                         "Portable Network Graphics"
@@ -490,9 +490,9 @@ fn described_images() -> Vec<Value> {
                     "numberPixels": format!("{}", 1024 + i),
                     "geometry": {"width": 32, "height": 32},
                     "imageStatistics": {"all": {
-                        "min": 0, "max": 65535, "mean": 62554.8 + i as f64,
-                        "standardDeviation": 12114.5, "kurtosis": 19.6455,
-                        "skewness": -4.52041, "entropy": 0.225018,
+                        "min": 0, "max": 65535, "mean": 51200.5 + i as f64,
+                        "standardDeviation": 9000.25, "kurtosis": 11.5,
+                        "skewness": -3.25, "entropy": 0.5,
                     }},
                     "channelDepth": {"alpha": 1, "red": 16, "green": 16, "blue": 16},
                     "chromaticity": {
@@ -500,12 +500,12 @@ fn described_images() -> Vec<Value> {
                         "greenPrimary": {"x": 0.3, "y": 0.6},
                         "bluePrimary": {"x": 0.15, "y": 0.06},
                     },
-                    "pixelsPerSecond": format!("{}B", 287730 + i),
+                    "pixelsPerSecond": format!("{}B", 150000 + i),
                     "userTime": "0.000u",
                     "elapsedTime": "0:01.000",
                     "properties": {
-                        "date:create": "2024-09-04T22:25:37+00:00",
-                        "signature": format!("{:064x}", 0x659a63d8u64 * (i as u64 % 7 + 1)),
+                        "date:create": "2025-01-02T03:04:05+00:00",
+                        "signature": format!("{:064x}", 0x1234abcdu64 * (i as u64 % 7 + 1)),
                     },
                 },
             })
