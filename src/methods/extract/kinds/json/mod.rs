@@ -12,6 +12,7 @@ use crate::methods::extract::doc::{Doc, Field, Fuller, Level, Unit};
 use crate::methods::extract::query::Query;
 
 mod columnar;
+mod embedded;
 mod grouped;
 mod log_records;
 mod members;
@@ -111,9 +112,11 @@ fn build_tree(
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
     builder.spacing = spacing;
-    // Rich-text trees read as their text; the caller's value is copied only to hold that.
-    let flattened = rich_text::contains(value).then(|| {
+    // JSON sent as a string is read as its tree, and rich-text trees as their text; the
+    // caller's value is copied only to hold that.
+    let flattened = (embedded::contains(value) || rich_text::contains(value)).then(|| {
         let mut copy = value.clone();
+        embedded::decode(&mut copy);
         rich_text::flatten(&mut copy);
         copy
     });

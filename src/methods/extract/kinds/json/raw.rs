@@ -73,9 +73,11 @@ fn with_huge_numbers_quoted(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// The value of the JSON text `raw`, its rich-text trees read as their text.
+/// The value of the JSON text `raw`, its strings of JSON read as their trees and its
+/// rich-text trees as their text.
 fn parse(raw: &str) -> Option<Value> {
     let mut value = parse_value(raw)?;
+    super::embedded::decode(&mut value);
     super::rich_text::flatten(&mut value);
     Some(value)
 }

@@ -14,10 +14,14 @@ use super::named::{
 };
 use super::raw::Element;
 use super::render::{
-    approx_len, json_string, labelled, named_values, named_values_where, render_within,
+    approx_len, for_each_scalar, json_string, labelled, named_values, named_values_where,
+    render_within,
 };
 use super::stats::{KeyStats, KeyStatsBuilder, record_level, record_template, says_nothing};
-use super::{Builder, FEW_RECORDS, INLINE_BYTES, NAMED_KEY_PRIOR, project, spacing, table};
+use super::{
+    Builder, FEW_RECORDS, INLINE_BYTES, MAX_CATEGORY_BYTES, NAMED_KEY_PRIOR, project, spacing,
+    table,
+};
 use crate::methods::extract::doc::{Level, Unit};
 use crate::methods::extract::query::Query;
 
@@ -29,6 +33,8 @@ const MIN_PROJECTION_BYTES: usize = 600;
 const CONTAINER_LINES: usize = 4;
 /// How deep under a record [`holds_a_long_list`] looks for its list.
 const MAX_LIST_DEPTH: usize = 3;
+/// How deep under a record [`wraps_a_named_long_list`] follows its wrappers.
+const MAX_WRAPPER_DEPTH: usize = 10;
 /// Spreads a level's number over the bits of a template hash.
 const LEVEL_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Rows of a table are given their record in full (for the room left when the whole document
@@ -70,6 +76,54 @@ fn holds_its_records(item: &Value, size: usize, query: Option<&Query>) -> bool {
     lists * 2 >= whole.max(size)
         || (objects >= MIN_KEYED_RECORDS && objects * 4 >= map.len() * 3)
         || query.is_some_and(|q| holds_a_named_long_list(item, whole, q))
+        || query.is_some_and(|q| wraps_a_named_long_list(item, whole, q))
+}
+
+/// Whether `item`'s `whole` bytes are, through a chain of wrappers each of one member holding
+/// most of them, one long list of records the query names by a key on the way or by a value
+/// of one of them: a recorded exchange whose response body is a page of an API's results
+/// (`response.body.data.repository.issues.nodes`, for "issue 1463"). The wrappers are an
+/// envelope; what it carries is records. A list named by nothing is bookkeeping beside what
+/// the query asks (a deployment's `metadata.managedFields`).
+fn wraps_a_named_long_list(item: &Value, whole: usize, query: &Query) -> bool {
+    let mut at = item;
+    let mut named = false;
+    for _ in 0..MAX_WRAPPER_DEPTH {
+        match at {
+            Value::Array(items) => {
+                return items.len() > FEW_RECORDS
+                    && items.iter().all(Value::is_object)
+                    && (named || items.iter().any(|record| names_a_value_of(query, record)));
+            }
+            Value::Object(map) => {
+                let Some((key, biggest)) = map.iter().max_by_key(|(_, v)| approx_len(v, whole))
+                else {
+                    return false;
+                };
+                if approx_len(biggest, whole) * 4 < whole * 3 {
+                    return false;
+                }
+                named |= is_key_named(query, key);
+                at = biggest;
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Whether a scalar of `record`, two levels of objects down, holds an exact string of the
+/// query (`1463` of "issue 1463", an id, a path).
+fn names_a_value_of(query: &Query, record: &Value) -> bool {
+    let mut named = false;
+    for_each_scalar(record, "", 0, &mut |_, value| {
+        named |= match value {
+            Value::String(s) => s.len() <= MAX_CATEGORY_BYTES && query.mentions(s),
+            Value::Number(n) => query.mentions(&n.to_string()),
+            _ => false,
+        };
+    });
+    named
 }
 
 /// Whether most of `item`'s `whole` bytes are one long list of records, reached through

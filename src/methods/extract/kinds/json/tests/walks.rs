@@ -413,3 +413,41 @@ fn the_one_record_larger_than_all_its_siblings_is_walked() {
             .any(|t| t.starts_with(".0040A730: "))
     );
 }
+
+#[test]
+fn a_few_envelopes_each_carrying_a_page_of_records_as_json_text_are_walked_to_the_records() {
+    // The shape of a recording of HTTP exchanges: each response's body is a page of an API's
+    // results, sent as a string of JSON under a chain of wrappers.
+    let owners = ["amara", "boris", "chidi", "dana"];
+    let exchange = |page: usize| {
+        let results: Vec<Value> = (0..30)
+            .map(|i| {
+                let id = 2400 + page * 30 + i;
+                serde_json::json!({"id": id, "title": format!("Ticket number {id}"),
+                    "owner": owners[(id * 7) % 4], "state": if id.is_multiple_of(3) { "closed" } else { "open" },
+                    "notes": "Steps to reproduce and the logs attached by the reporter. ".repeat(3)})
+            })
+            .collect();
+        let body = serde_json::json!({"data": {"page": page, "results": results}}).to_string();
+        serde_json::json!({
+            "request": {"method": "GET", "uri": format!("https://tickets.example/api?page={page}")},
+            "response": {"status": {"code": 200}, "body": {"string": body}}
+        })
+    };
+    let value = serde_json::json!({"exchanges": (0..5).map(exchange).collect::<Vec<_>>()});
+    let hints = crate::methods::extract::Hints::new()
+        .with_query("Who owns ticket 2467 and is it still open?");
+    let query = Query::from_hints(&hints).unwrap();
+    let doc = build_value(&value, Some(&query), 700);
+    let texts = unit_texts(&doc);
+    // The named ticket is a row of its own under its full path, with its owner and state.
+    let owner = owners[(2467 * 7) % 4];
+    assert!(
+        texts.iter().any(
+            |t| t.starts_with("exchanges[2].response.body.string.data.results[")
+                && t.contains("2467")
+                && t.contains(owner)
+        ),
+        "{texts:#?}"
+    );
+}
