@@ -104,14 +104,16 @@ pub(crate) fn build<'a>(
                     ..json::build_value(&tree, query, max_unit_bytes)
                 }
             }),
-        // YAML read as a tree goes the JSON way, under its own name.
-        (ContentKind::Yaml, Some(tree)) => {
-            rendered_as_json = true;
-            Doc {
-                kind,
-                ..json::build_value(&tree, query, max_unit_bytes)
-            }
-        }
+        // YAML lists of flat records keep their own lines; YAML read as a tree goes the
+        // JSON way, under its own name.
+        (ContentKind::Yaml, Some(tree)) => super::tree::build_yaml_records(text, query)
+            .unwrap_or_else(|| {
+                rendered_as_json = true;
+                Doc {
+                    kind,
+                    ..json::build_value(&tree, query, max_unit_bytes)
+                }
+            }),
         _ => text_lines(text, query),
     };
     // Files a concatenation of them names lead it, whatever their content (a configuration

@@ -13,8 +13,9 @@
 //! JSON parses to (a `serde_json::Value`, keys in document order). A document whose bulk is
 //! one list of records (a JUnit report's test cases, `kubectl get -o yaml` items, `dpkg -s`
 //! of several packages, `docker ps`) is then cut by the JSON rules: the records the query
-//! names, and in each the fields whose keys it names. YAML lists go the JSON path (records
-//! rendered compactly, tables for uniform records); XML lists, stanzas and aligned tables keep
+//! names, and in each the fields whose keys it names. YAML lists of trees go the JSON path
+//! (records rendered compactly, tables for uniform records, projections of deep items); YAML
+//! lists of flat records ([`yaml_records`]), XML lists, stanzas and aligned tables keep
 //! their own bytes ([`source`]: a record's start tag or first line, its child elements or
 //! field lines), so a fact quoted from them (`Status: install ok installed`,
 //! `failures="22"`) is kept verbatim. Any other document (a POM's properties, a flags file, one stanza) keeps
@@ -33,6 +34,7 @@ pub(in crate::methods::extract) use stanzas::tests as stanzas_tests;
 mod toml;
 mod xml;
 mod yaml;
+mod yaml_records;
 
 use serde_json::Value;
 
@@ -89,6 +91,12 @@ pub(crate) fn build_line_records<'a>(
     query: Option<&Query>,
 ) -> Option<Doc<'a>> {
     line_records(text, kind).map(|list| source::build(text, &list, kind, query))
+}
+
+/// Cuts block YAML `text` whose bulk is lists of flat records into units that are its own
+/// lines (see [`yaml_records`]); `None` when its lists are trees, or not most of it.
+pub(crate) fn build_yaml_records<'a>(text: &'a str, query: Option<&Query>) -> Option<Doc<'a>> {
+    yaml_records::flat_lists(text).map(|list| source::build(text, &list, ContentKind::Yaml, query))
 }
 
 /// Cuts `text`, which [`parse_records`] read as an XML list of records, into units that are
