@@ -90,7 +90,7 @@ pub(crate) fn build_value(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
-    build_tree(value, Spacing::default(), query, max_unit_bytes)
+    build_tree(value, Spacing::default(), true, query, max_unit_bytes)
 }
 
 /// Cuts `value`, parsed from the JSON document `text`, into units rendered with the
@@ -101,12 +101,22 @@ pub(crate) fn build_parsed(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
-    build_tree(value, Spacing::of(text), query, max_unit_bytes)
+    // A string of JSON in a JSON text escapes its quotes: a text without `\"` holds none,
+    // and its tree is not searched for one.
+    let may_hold_json_strings = text.contains("\\\"");
+    build_tree(
+        value,
+        Spacing::of(text),
+        may_hold_json_strings,
+        query,
+        max_unit_bytes,
+    )
 }
 
 fn build_tree(
     value: &Value,
     spacing: Spacing,
+    may_hold_json_strings: bool,
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
@@ -114,7 +124,9 @@ fn build_tree(
     builder.spacing = spacing;
     // JSON sent as a string is read as its tree, and rich-text trees as their text; the
     // caller's value is copied only to hold that.
-    let flattened = (embedded::contains(value) || rich_text::contains(value)).then(|| {
+    let flattened = ((may_hold_json_strings && embedded::contains(value))
+        || rich_text::contains(value))
+    .then(|| {
         let mut copy = value.clone();
         embedded::decode(&mut copy);
         rich_text::flatten(&mut copy);
