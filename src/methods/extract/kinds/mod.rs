@@ -95,25 +95,23 @@ pub(crate) fn build<'a>(
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
         (ContentKind::Config, _) => super::tree::build_sections(text, query),
-        // An XML list of records keeps its own bytes: start tags and child elements.
-        (ContentKind::Xml, Some(tree)) => super::tree::build_xml_records(text, query)
-            .unwrap_or_else(|| {
+        // An XML list of records keeps its own bytes (start tags and child elements), and so
+        // do YAML lists of flat records (their lines); any other tree read from XML or YAML
+        // goes the JSON way, under its own name.
+        (ContentKind::Xml | ContentKind::Yaml, Some(tree)) => {
+            let verbatim = if kind == ContentKind::Xml {
+                super::tree::build_xml_records(text, query)
+            } else {
+                super::tree::build_yaml_records(text, query)
+            };
+            verbatim.unwrap_or_else(|| {
                 rendered_as_json = true;
                 Doc {
                     kind,
                     ..json::build_value(&tree, query, max_unit_bytes)
                 }
-            }),
-        // YAML lists of flat records keep their own lines; YAML read as a tree goes the
-        // JSON way, under its own name.
-        (ContentKind::Yaml, Some(tree)) => super::tree::build_yaml_records(text, query)
-            .unwrap_or_else(|| {
-                rendered_as_json = true;
-                Doc {
-                    kind,
-                    ..json::build_value(&tree, query, max_unit_bytes)
-                }
-            }),
+            })
+        }
         _ => text_lines(text, query),
     };
     // Files a concatenation of them names lead it, whatever their content (a configuration
