@@ -19,6 +19,7 @@ mod members;
 mod named;
 mod project;
 mod raw;
+mod readable;
 mod records;
 mod render;
 mod rich_text;
@@ -90,7 +91,7 @@ pub(crate) fn build_value(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
-    build_tree(value, Spacing::default(), true, query, max_unit_bytes)
+    build_tree(value, None, query, max_unit_bytes)
 }
 
 /// Cuts `value`, parsed from the JSON document `text`, into units rendered with the
@@ -101,38 +102,23 @@ pub(crate) fn build_parsed(
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
-    // A string of JSON in a JSON text escapes its quotes: a text without `\"` holds none,
-    // and its tree is not searched for one.
-    let may_hold_json_strings = text.contains("\\\"");
-    build_tree(
-        value,
-        Spacing::of(text),
-        may_hold_json_strings,
-        query,
-        max_unit_bytes,
-    )
+    build_tree(value, Some(text), query, max_unit_bytes)
 }
 
+/// Cuts `value` into units, rendered with the separators of `text`, the JSON text it was
+/// parsed from, if any.
 fn build_tree(
     value: &Value,
-    spacing: Spacing,
-    may_hold_json_strings: bool,
+    text: Option<&str>,
     query: Option<&Query>,
     max_unit_bytes: usize,
 ) -> Doc<'static> {
     let mut builder = Builder::new(query, max_unit_bytes);
-    builder.spacing = spacing;
-    // JSON sent as a string is read as its tree, and rich-text trees as their text; the
-    // caller's value is copied only to hold that.
-    let flattened = ((may_hold_json_strings && embedded::contains(value))
-        || rich_text::contains(value))
-    .then(|| {
-        let mut copy = value.clone();
-        embedded::decode(&mut copy);
-        rich_text::flatten(&mut copy);
-        copy
-    });
-    builder.walk_value(flattened.as_ref().unwrap_or(value), "", None, 0);
+    builder.spacing = text.map_or_else(Spacing::default, Spacing::of);
+    // A string of JSON in a JSON text escapes its quotes: a text without `\"` holds none.
+    let may_hold_json_strings = text.is_none_or(|t| t.contains("\\\""));
+    let readable = readable::copy_if_read_otherwise(value, may_hold_json_strings);
+    builder.walk_value(readable.as_ref().unwrap_or(value), "", None, 0);
     builder.finish(ContentKind::Json)
 }
 

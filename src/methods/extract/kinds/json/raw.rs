@@ -77,8 +77,7 @@ fn with_huge_numbers_quoted(text: &str) -> Option<String> {
 /// rich-text trees as their text.
 fn parse(raw: &str) -> Option<Value> {
     let mut value = parse_value(raw)?;
-    super::embedded::decode(&mut value);
-    super::rich_text::flatten(&mut value);
+    super::readable::read_in_place(&mut value);
     Some(value)
 }
 

@@ -86,30 +86,10 @@ fn holds_its_records(item: &Value, size: usize, query: Option<&Query>) -> bool {
 /// envelope; what it carries is records. A list named by nothing is bookkeeping beside what
 /// the query asks (a deployment's `metadata.managedFields`).
 fn wraps_a_named_long_list(item: &Value, whole: usize, query: &Query) -> bool {
-    let mut at = item;
-    let mut named = false;
-    for _ in 0..MAX_WRAPPER_DEPTH {
-        match at {
-            Value::Array(items) => {
-                return items.len() > FEW_RECORDS
-                    && items.iter().all(Value::is_object)
-                    && (named || items.iter().any(|record| names_a_value_of(query, record)));
-            }
-            Value::Object(map) => {
-                let Some((key, biggest)) = map.iter().max_by_key(|(_, v)| approx_len(v, whole))
-                else {
-                    return false;
-                };
-                if approx_len(biggest, whole) * 4 < whole * 3 {
-                    return false;
-                }
-                named |= is_key_named(query, key);
-                at = biggest;
-            }
-            _ => return false,
-        }
-    }
-    false
+    list_under_wrappers(item, whole, query, MAX_WRAPPER_DEPTH, 4).is_some_and(|(items, named)| {
+        is_long_record_list(items)
+            && (named || items.iter().any(|record| names_a_value_of(query, record)))
+    })
 }
 
 /// Whether a scalar of `record`, two levels of objects down, holds an exact string of the
@@ -132,24 +112,39 @@ fn names_a_value_of(query: &Query, record: &Value) -> bool {
 /// the schema"). A list the query does not name is bookkeeping beside what it asks (a
 /// deployment's `metadata.managedFields`).
 fn holds_a_named_long_list(item: &Value, whole: usize, query: &Query) -> bool {
+    list_under_wrappers(item, whole, query, MAX_LIST_DEPTH, 2)
+        .is_some_and(|(items, named)| named && is_long_record_list(items))
+}
+
+/// The list reached from `item` (of `whole` bytes) through at most `depth` members, each the
+/// biggest of its map and holding at least `(share - 1) / share` of the bytes (one half for 2,
+/// three quarters for 4), and whether the query names a key on the way.
+fn list_under_wrappers<'v>(
+    item: &'v Value,
+    whole: usize,
+    query: &Query,
+    depth: usize,
+    share: usize,
+) -> Option<(&'v [Value], bool)> {
     let mut at = item;
     let mut named = false;
-    for _ in 0..MAX_LIST_DEPTH {
+    for _ in 0..depth {
         let Value::Object(map) = at else {
             break;
         };
-        let Some((key, biggest)) = map.iter().max_by_key(|(_, v)| approx_len(v, whole)) else {
-            return false;
-        };
-        if approx_len(biggest, whole) * 2 < whole {
-            return false;
+        let (key, biggest) = map.iter().max_by_key(|(_, v)| approx_len(v, whole))?;
+        if approx_len(biggest, whole) * share < whole * (share - 1) {
+            return None;
         }
         named |= is_key_named(query, key);
         at = biggest;
     }
-    named
-        && matches!(at, Value::Array(items)
-            if items.len() > FEW_RECORDS && items.iter().all(Value::is_object))
+    at.as_array().map(|items| (items.as_slice(), named))
+}
+
+/// Whether `items` are more than a few records.
+fn is_long_record_list(items: &[Value]) -> bool {
+    items.len() > FEW_RECORDS && items.iter().all(Value::is_object)
 }
 
 impl Builder<'_> {
