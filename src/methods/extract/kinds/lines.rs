@@ -34,6 +34,16 @@ const SUMMARY_LINES: usize = 4;
 const SUMMARY_PRIOR: f32 = 2.0;
 
 pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
+    build_pieces(text, style, doc::lines(text))
+}
+
+/// As [`build`], with `text` cut into the pieces `lines` yields (its lines, or for markup its
+/// lines with each wrapped start tag whole) rather than into lines.
+pub(crate) fn build_pieces(
+    text: &str,
+    style: Style,
+    lines: impl Iterator<Item = std::ops::Range<usize>>,
+) -> Doc<'_> {
     let record_key = match style {
         Style::Text => record_key(text),
         Style::Code => None,
@@ -65,7 +75,7 @@ pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     // next record of an output without blank lines (a GC log's pause and its details).
     let mut previous_indented = false;
     let mut after_diagnostic_head = false;
-    let mut lines = doc::lines(text).peekable();
+    let mut lines = lines.peekable();
     while let Some(span) = lines.next() {
         let line = &text[span.clone()];
         let underlined = lines

@@ -32,8 +32,17 @@ pub(crate) fn is_reader_view(detected: ContentKind, doc: &Doc<'_>) -> bool {
 /// `text` as lines of plain text, the blocks the query names (`[section]`, `name {`) weighed
 /// up: what a text of no kind condense reads otherwise is cut into.
 fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
-    let mut doc = lines::build(text, lines::Style::Text);
+    // Markup keeps each wrapped start tag whole.
+    let markup = super::tree::looks_like_xml(text);
+    let mut doc = if markup {
+        lines::build_pieces(text, lines::Style::Text, super::tree::tag_lines(text))
+    } else {
+        lines::build(text, lines::Style::Text)
+    };
     if let Some(query) = query {
+        if markup {
+            super::tree::weigh_named_elements(&mut doc, query);
+        }
         let comment: Vec<bool> = (0..doc.units.len())
             .map(|u| code::is_comment(doc.text(u).trim()))
             .collect();

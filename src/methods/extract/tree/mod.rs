@@ -33,6 +33,7 @@ mod stanzas;
 pub(in crate::methods::extract) use stanzas::tests as stanzas_tests;
 mod toml;
 mod xml;
+mod xml_tags;
 mod yaml;
 mod yaml_records;
 
@@ -104,7 +105,29 @@ pub(crate) fn build_yaml_records<'a>(text: &'a str, query: Option<&Query>) -> Op
 /// start tags above the list as a pinned header (see [`source`]); `None` when no list of
 /// records is found.
 pub(crate) fn build_xml_records<'a>(text: &'a str, query: Option<&Query>) -> Option<Doc<'a>> {
-    xml::records(text, MIN_RECORDS).map(|list| source::build(text, &list, ContentKind::Xml, query))
+    let list = xml::records(text, MIN_RECORDS)?;
+    let mut doc = source::build(text, &list, ContentKind::Xml, query);
+    if let Some(query) = query {
+        weigh_named_elements(&mut doc, query);
+    }
+    Some(doc)
+}
+
+/// The prior of every piece of an element the query names.
+const NAMED_ELEMENT_PRIOR: f32 = 4.0;
+
+/// Adds [`NAMED_ELEMENT_PRIOR`] to every unit of `doc` (markup, cut into pieces of its own
+/// bytes) inside an element the query names (see [`xml::named_elements`]): the one method or
+/// parameter of an interface description the query asks about comes whole, its arguments
+/// and their documentation with it, as a configuration's named block does.
+pub(crate) fn weigh_named_elements(doc: &mut Doc<'_>, query: &Query) {
+    let named = xml::named_elements(&doc.source, query);
+    for unit in doc.units.iter_mut().filter(|u| !u.pinned) {
+        let (start, end) = (unit.span.start(), unit.span.end());
+        if named.iter().any(|r| r.start <= start && end <= r.end) {
+            unit.prior += NAMED_ELEMENT_PRIOR;
+        }
+    }
 }
 
 /// Whether the sample `lines` (non-blank) start like RFC 822 stanzas: `Key: value` fields at
@@ -121,6 +144,7 @@ pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
     columns::starts_like(lines)
 }
 
+pub(crate) use xml_tags::tag_lines;
 pub(crate) use yaml::starts_like_yaml;
 
 /// Whether `text` starts like an XML document (a prolog, or a root element), not HTML.
@@ -211,6 +235,71 @@ mod tests {
             "<li><a href=\"x\">y</a></li>".repeat(9)
         );
         assert!(parse_records(&page, ContentKind::Xml).is_none());
+    }
+
+    /// An interface description: many methods, each with wrapped argument tags.
+    fn interface() -> String {
+        let mut text = String::from(
+            "<?xml version=\"1.0\"?>\n<node name=\"/\">\n <interface name=\"org.example.Transaction\">\n",
+        );
+        for (i, method) in [
+            "GetDetails",
+            "GetFiles",
+            "GetPackages",
+            "GetUpdates",
+            "InstallFiles",
+            "InstallPackages",
+            "RefreshCache",
+            "RemovePackages",
+            "Resolve",
+            "SearchFiles",
+            "SearchNames",
+            "UpdatePackages",
+            "WhatProvides",
+            "RepairSystem",
+        ]
+        .iter()
+        .enumerate()
+        {
+            // Methods, signals and properties in turn: no one list of records is most of it.
+            let element = ["method", "signal", "property"][i % 3];
+            text.push_str(&format!(
+                "  <{element} name=\"{method}\">\n    <doc>Runs {method} for the caller.</doc>\n"
+            ));
+            for (arg, kind) in [
+                ("transaction_flags", "t"),
+                ("package_ids", "as"),
+                ("allow_deps", "b"),
+            ] {
+                text.push_str(&format!(
+                    "    <arg type=\"{kind}\" direction=\"in\"\n         name=\"{arg}\">\n      <doc>The {arg} of {method}.</doc>\n    </arg>\n"
+                ));
+            }
+            text.push_str(&format!("  </{element}>\n"));
+        }
+        text.push_str(" </interface>\n</node>\n");
+        text
+    }
+
+    /// Markup read as lines keeps each wrapped start tag whole, and the method the query
+    /// names is raised with everything in it.
+    #[test]
+    fn the_element_the_query_names_is_raised_with_its_wrapped_tags_whole() {
+        let text = interface();
+        let hints = crate::methods::extract::Hints::new()
+            .with_query("which arguments does RemovePackages take, and of which type?");
+        let query = Query::from_hints(&hints).unwrap();
+        let (kind, tree) = crate::methods::extract::detect::detect(&text);
+        let doc = super::super::kinds::build(&text, kind, tree, Some(&query), 4096);
+        let find = |s: &str| (0..doc.units.len()).find(|&u| doc.text(u) == s);
+        assert!(
+            find("    <arg type=\"as\" direction=\"in\"\n         name=\"package_ids\">").is_some()
+        );
+        let prior = |s: &str| doc.units[find(s).unwrap()].prior;
+        assert!(
+            prior("      <doc>The package_ids of RemovePackages.</doc>")
+                > prior("      <doc>The package_ids of GetFiles.</doc>")
+        );
     }
 
     /// Every cut of a document (a tool output truncated anywhere) is read without a panic,

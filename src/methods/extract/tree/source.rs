@@ -27,7 +27,7 @@ const EXACTLY_NAMED_PRIOR: f32 = 4.0;
 /// A field whose key the query names (`Installed-Size` for "the installed size"): the
 /// projection of a record to the fields the query touches, scaled by the share of the key's
 /// words the query holds.
-const NAMED_KEY_PRIOR: f32 = 2.0;
+pub(super) const NAMED_KEY_PRIOR: f32 = 2.0;
 /// Lines mostly made of digests rank low unless the query names them exactly.
 const OPAQUE_PENALTY: f32 = 1.5;
 /// A line whose bytes are this much opaque tokens is a digest line.
@@ -78,7 +78,7 @@ pub(crate) fn build<'a>(
     let mut identity_unit = vec![0usize; list.records.len()];
     let mut field_unit: HashMap<(usize, usize), usize> = HashMap::new();
     let mut values: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
-    for (span, role) in pieces(text, &roles) {
+    for (span, role) in pieces(text, kind, &roles) {
         let line = &text[span.clone()];
         let t = line.trim();
         if t.is_empty() {
@@ -192,11 +192,22 @@ fn roles(list: &LineRecords) -> Vec<(Range<usize>, Role)> {
 /// `text` cut into the pieces of `roles` and, between them, the lines of what no role holds,
 /// in source order. A piece inside one already given (a table's frame line under its header)
 /// is not given again.
-fn pieces(text: &str, roles: &[(Range<usize>, Role)]) -> Vec<(Range<usize>, Option<Role>)> {
+fn pieces(
+    text: &str,
+    kind: ContentKind,
+    roles: &[(Range<usize>, Role)],
+) -> Vec<(Range<usize>, Option<Role>)> {
     let mut pieces = Vec::new();
     let mut covered = 0;
     let gap = |pieces: &mut Vec<_>, from: usize, to: usize| {
-        pieces.extend(doc::lines(&text[from..to]).map(|l| (from + l.start..from + l.end, None)));
+        let part = &text[from..to];
+        let shift = |l: Range<usize>| (from + l.start..from + l.end, None);
+        // Markup between the records keeps each wrapped start tag whole.
+        if kind == ContentKind::Xml {
+            pieces.extend(super::xml_tags::tag_lines(part).map(shift));
+        } else {
+            pieces.extend(doc::lines(part).map(shift));
+        }
     };
     for (span, role) in roles {
         if span.start < covered {
@@ -348,6 +359,26 @@ mod tests {
         assert!(out.text.contains("Installed-Size: 2303"), "{}", out.text);
         assert!(out.text.contains("Package: openssl"), "{}", out.text);
     }
+    /// Markup outside the record list keeps each wrapped start tag whole.
+    #[test]
+    fn a_wrapped_tag_between_the_records_is_one_unit() {
+        let mut text = String::from("<root>\n<list>\n");
+        for i in 0..6 {
+            text.push_str(&format!("<item name=\"i{i}\"><v>{i}</v></item>\n"));
+        }
+        text.push_str("</list>\n<tail kind=\"summary\"\n      total=\"6\"/>\n</root>\n");
+        let list = super::super::xml::records(&text, 5).unwrap();
+        let doc = build(&text, &list, ContentKind::Xml, None);
+        assert!(
+            (0..doc.units.len())
+                .any(|u| doc.text(u) == "<tail kind=\"summary\"\n      total=\"6\"/>"),
+            "{:?}",
+            (0..doc.units.len())
+                .map(|u| doc.text(u))
+                .collect::<Vec<_>>()
+        );
+    }
+
     /// A JUnit-style report, one line or pretty-printed: the suite's start tag (its totals) is
     /// pinned, each test case's start tag is a unit with its attributes verbatim, and a
     /// failure element is a unit under its test case.

@@ -19,6 +19,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::records::{Layout, LineField, LineRecord, LineRecords, trimmed};
+use crate::methods::extract::query::Query;
 
 /// Elements nested deeper than this are given up on: no tool prints them, and the JSON path
 /// walks no tree deeper than a JSON parse would build (serde_json stops at 128).
@@ -330,6 +331,78 @@ pub(crate) fn records(text: &str, min_records: usize) -> Option<LineRecords> {
         header,
         records,
     })
+}
+
+/// A named element larger than this is a section of the document, not one definition: the
+/// query's words name too much of it for a prior on all of it to pick anything out.
+const MAX_NAMED_ELEMENT_BYTES: usize = 8 * 1024;
+/// Named elements may hold at most this share (in percent) of the document: past it, the
+/// names are common words of the document, not the definitions the query is about.
+const MAX_NAMED_SHARE: usize = 25;
+
+/// The elements of `text` the query names: those with child elements whose naming attribute
+/// (`name`, `id` or `key`) holds one of the query's exact terms or has only query words
+/// (`<method name="RemovePackages">`, `<wadl:method id="people-newTeam">`), as byte ranges
+/// of the text, each at most [`MAX_NAMED_ELEMENT_BYTES`] long. Exact terms decide when words
+/// name too much of the document ([`MAX_NAMED_SHARE`]); none when even they do, or when
+/// `text` is not well formed.
+pub(crate) fn named_elements(text: &str, query: &Query) -> Vec<Range<usize>> {
+    let Some((_, elements)) = read(text) else {
+        return Vec::new();
+    };
+    let mut containers = vec![false; elements.len()];
+    for element in &elements {
+        if let Some(parent) = element.parent {
+            containers[parent] = true;
+        }
+    }
+    let mut buf = String::new();
+    // Each named element, and whether an exact term names it; in document order, so an
+    // element inside another named one follows it.
+    let named: Vec<(Range<usize>, bool)> = elements
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| containers[*i] && e.parent.is_some())
+        .filter(|(_, e)| e.whole.len() <= MAX_NAMED_ELEMENT_BYTES)
+        .filter_map(|(_, e)| {
+            let value = NAMING_ATTRIBUTES.iter().find_map(|n| {
+                e.attributes
+                    .iter()
+                    .find(|(key, _)| &text[key.clone()] == *n)
+                    .map(|(_, value)| &text[value.clone()])
+            })?;
+            if query.mentions(value) {
+                Some((e.whole.clone(), true))
+            } else {
+                query
+                    .names_every_word(value, true, &mut buf)
+                    .then(|| (e.whole.clone(), false))
+            }
+        })
+        .collect();
+    let within_share = |exact_only: bool| {
+        let mut end = 0;
+        let mut bytes = 0;
+        for (whole, exact) in &named {
+            if (*exact || !exact_only) && whole.start >= end {
+                bytes += whole.len();
+                end = whole.end;
+            }
+        }
+        bytes * 100 <= text.len() * MAX_NAMED_SHARE
+    };
+    let exact_only = if within_share(false) {
+        false
+    } else if within_share(true) {
+        true
+    } else {
+        return Vec::new();
+    };
+    named
+        .into_iter()
+        .filter(|(_, exact)| *exact || !exact_only)
+        .map(|(whole, _)| whole)
+        .collect()
 }
 
 /// Ends element `open`: it becomes a child of the element around it, or the root.
