@@ -48,6 +48,7 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             .collect();
         super::tree::braces::weigh_named_blocks(&mut doc, &comment, query, NAMED_BLOCK_PRIOR);
     }
+    super::tree::weigh_documented_options(&mut doc, query);
     doc
 }
 
@@ -103,7 +104,11 @@ pub(crate) fn build<'a>(
         }
         (ContentKind::Code, _) => code::build(text, query),
         (ContentKind::Diff, _) => diff::build(text, query),
-        (ContentKind::Config, _) => super::tree::build_sections(text, query),
+        (ContentKind::Config, _) => {
+            let mut doc = super::tree::build_sections(text, query);
+            super::tree::weigh_documented_options(&mut doc, query);
+            doc
+        }
         // An XML list of records keeps its own bytes (start tags and child elements), and so
         // do YAML lists of flat records (their lines); any other tree read from XML or YAML
         // goes the JSON way, under its own name.

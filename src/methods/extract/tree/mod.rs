@@ -23,6 +23,7 @@
 
 pub(crate) mod braces;
 mod columns;
+mod documented;
 pub(crate) mod noise;
 mod records;
 mod sections;
@@ -144,6 +145,7 @@ pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
     columns::starts_like(lines)
 }
 
+pub(crate) use documented::weigh_documented_options;
 pub(crate) use xml_tags::tag_lines;
 pub(crate) use yaml::starts_like_yaml;
 
