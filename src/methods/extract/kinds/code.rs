@@ -76,6 +76,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         return doc;
     };
     lower_uses_of_defined_names(&mut doc, query);
+    weigh_declared_names(&mut doc, &comment, query);
     // The definitions the query names, outermost first; a definition nested in a named one
     // is already in.
     let mut named = Vec::new();
@@ -209,6 +210,46 @@ fn lower_uses_of_defined_names(doc: &mut Doc<'_>, query: &Query) {
     }
 }
 
+/// A name declared on more lines than this is a variable assigned here and there, not one
+/// member or constant the query asks about.
+const MAX_DECLARATIONS: usize = 4;
+/// Added to the line that declares a member or constant the query gives by its exact name, and
+/// to the doc comment right above it.
+const DECLARED_PRIOR: f32 = 8.0;
+
+/// Raises the declaration of each member or constant the query gives by its exact name
+/// (`requestTimeout?: number;`, `#define EM_RISCV 243`) with its doc comment, one block: the
+/// comment holds what the query asks of it (`@default 300000`, what the value means), which no
+/// query word may match.
+fn weigh_declared_names(doc: &mut Doc<'_>, comment: &[bool], query: &Query) {
+    let mut block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    for term in &query.exact {
+        if !term.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let declarations: Vec<usize> = (0..doc.units.len())
+            .filter(|&u| {
+                let line = doc.text(u).trim().to_ascii_lowercase();
+                !comment[u] && line.contains(term.as_str()) && defines(&line, term)
+            })
+            .collect();
+        if declarations.len() > MAX_DECLARATIONS {
+            continue;
+        }
+        for def in declarations {
+            let start = doc_comment_start(doc, comment, def);
+            for unit in &mut doc.units[start..=def] {
+                unit.prior += DECLARED_PRIOR;
+                unit.block.get_or_insert(block);
+                // Each member's `@default …` line is its own answer, not a repeat of the
+                // others' to be thinned out.
+                unit.template = None;
+            }
+            block += 1;
+        }
+    }
+}
+
 /// Whether the lowercased, trimmed `line` defines `name`: an assignment or declaration of it
 /// (`name = …`, `name: int = …`, `const name …`, `#define name …`), or a definition keyword's
 /// name (`def name(`).
@@ -229,6 +270,7 @@ pub(crate) fn defines(line: &str, name: &str) -> bool {
     let after = after.trim_start();
     (after.starts_with('=') && !after.starts_with("=="))
         || after.starts_with(':')
+        || after.starts_with("?:")
         || (line.starts_with("#define") && rest.len() > name.len())
 }
 
@@ -299,7 +341,11 @@ fn doc_comment_start(doc: &Doc<'_>, comment: &[bool], def: usize) -> usize {
             let t = above.trim_start();
             t.starts_with("#[") || t.starts_with('@')
         };
-        if doc::indent_of(above) != indent || !(comment[start - 1] || attribute) {
+        // The lines of a block comment stand one column in (` * @default 30000`).
+        let inside_block_comment = above.trim_start().starts_with('*');
+        let same_indent = doc::indent_of(above) == indent
+            || (inside_block_comment && doc::indent_of(above) == indent + 1);
+        if !same_indent || !(comment[start - 1] || attribute) {
             break;
         }
         // Units skip blank lines: a comment separated by one is not this definition's.

@@ -162,3 +162,52 @@ fn bracket_balance_skips_strings_and_lifetimes() {
     assert_eq!(bracket_balance("fn f<'a>(x: &'a str) {"), 0);
     assert_eq!(bracket_balance("): # (closing"), -1);
 }
+
+/// A type declaration's members, each documented in a block comment one column in.
+const DECLARATIONS: &str = "interface ServerOptions {\n\
+    /**\n\
+     * Sets the timeout value in milliseconds for receiving the entire request.\n\
+     * @default 300000\n\
+     */\n\
+    requestTimeout?: number | undefined;\n\
+    /**\n\
+     * How often to check for timed out requests.\n\
+     * @default 30000\n\
+     */\n\
+    connectionsCheckingInterval?: number | undefined;\n\
+}\n";
+
+#[test]
+fn a_member_the_query_names_comes_with_its_doc_comment() {
+    let doc = build(
+        DECLARATIONS,
+        Some(&query("what is the default of requestTimeout?")),
+    );
+    let named = prior_of(&doc, "* @default 300000");
+    assert!(named >= DECLARED_PRIOR + COMMENT_PRIOR, "{named}");
+    assert!(prior_of(&doc, "requestTimeout?: number | undefined;") >= DECLARED_PRIOR);
+    assert!(prior_of(&doc, "* @default 30000") < 0.5);
+    let block = |line: &str| {
+        let u = (0..doc.units.len())
+            .find(|&u| doc.text(u).trim() == line)
+            .unwrap();
+        doc.units[u].block
+    };
+    assert!(block("/**").is_some());
+    // Each member's `@default` line is its own answer, not a repeat of another's.
+    let u = (0..doc.units.len())
+        .find(|&u| doc.text(u).trim() == "* @default 300000")
+        .unwrap();
+    assert!(doc.units[u].template.is_none());
+    assert_eq!(
+        block("* @default 300000"),
+        block("requestTimeout?: number | undefined;")
+    );
+}
+
+#[test]
+fn a_name_assigned_on_many_lines_is_not_a_declaration() {
+    let source = "# the sum\nfetch_total = 0\nfetch_total = 1\nfetch_total = 2\nfetch_total = 3\nfetch_total = 4\n";
+    let doc = build(source, Some(&query("what is fetch_total?")));
+    assert!(prior_of(&doc, "fetch_total = 0") < DECLARED_PRIOR);
+}
