@@ -42,6 +42,8 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     if let Some(query) = query {
         if markup {
             super::tree::weigh_named_elements(&mut doc, query);
+        } else {
+            super::tree::weigh_named_manual_items(&mut doc, query);
         }
         let comment: Vec<bool> = (0..doc.units.len())
             .map(|u| code::is_comment(doc.text(u).trim()))

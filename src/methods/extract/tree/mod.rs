@@ -26,6 +26,7 @@ mod columns;
 mod documented;
 pub(crate) mod noise;
 mod records;
+mod roff;
 mod sections;
 mod source;
 mod stanzas;
@@ -146,6 +147,7 @@ pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
 }
 
 pub(crate) use documented::weigh_documented_options;
+pub(crate) use roff::weigh_named_items as weigh_named_manual_items;
 pub(crate) use xml_tags::tag_lines;
 pub(crate) use yaml::starts_like_yaml;
 
