@@ -1,7 +1,9 @@
 //! Unified diffs (`diff -u`, `diff -ru`, `git diff`, `git show`): one unit per line, each hunk
 //! a block under its `@@` header, each header under its file's header line. Changed lines rank
 //! above context lines; a hunk or file the query names ranks whole, so the change it asks about
-//! comes with its hunk header and file name.
+//! comes with its hunk header and file name. In `git log -p` each commit's header (`commit
+//! <hash>`, `Author:`, `Date:`) is the context of its message and its files: a kept line of a
+//! commit keeps the hash, author and date that say which commit it is.
 
 use crate::methods::extract::detect::ContentKind;
 use crate::methods::extract::doc::{self, Doc, Unit};
@@ -48,12 +50,38 @@ fn is_file_header(line: &str) -> bool {
         || line.starts_with("Binary files ")
 }
 
+/// A line that opens a commit of `git log -p` or `git show`: `commit` and a hash.
+fn is_commit_line(line: &str) -> bool {
+    line.strip_prefix("commit ").is_some_and(|rest| {
+        let hash = rest.split_whitespace().next().unwrap_or("");
+        hash.len() >= 7 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
+
+/// A header line of a commit, under its `commit` line (`Author:`, `Date:`, `Merge:`).
+fn is_commit_header(line: &str) -> bool {
+    [
+        "Author:",
+        "Date:",
+        "Merge:",
+        "AuthorDate:",
+        "Commit:",
+        "CommitDate:",
+    ]
+    .iter()
+    .any(|h| line.starts_with(h))
+}
+
 /// Cuts a diff into lines grouped by file and hunk.
 pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let mut units: Vec<Unit> = Vec::new();
     let mut file: Option<usize> = None;
     let mut hunk: Option<usize> = None;
     let mut block: u32 = 0;
+    // The last header line of the commit being read (its `Date:`), which its message and
+    // files hang from; and whether its header lines are still being read.
+    let mut commit: Option<usize> = None;
+    let mut in_commit_header = false;
     // (first unit, one past last unit) of each hunk and each file, for the query's rule.
     let mut hunks: Vec<(usize, usize)> = Vec::new();
     let mut files: Vec<(usize, usize)> = Vec::new();
@@ -76,12 +104,25 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
                 && !previous.starts_with("index "));
         let continues_header =
             !opens_file && hunk.is_none() && file.is_some() && !line.starts_with("@@");
-        let (parent, prior) = if opens_file {
+        let commit_header = in_commit_header && is_commit_header(line);
+        in_commit_header = commit_header;
+        let (parent, prior) = if is_commit_line(line) {
+            block += 1;
+            file = None;
+            hunk = None;
+            commit = Some(index);
+            in_commit_header = true;
+            (None, FILE_HEADER_PRIOR)
+        } else if commit_header {
+            let parent = commit;
+            commit = Some(index);
+            (parent, FILE_HEADER_PRIOR)
+        } else if opens_file {
             block += 1;
             file = Some(index);
             hunk = None;
             files.push((index, index + 1));
-            (None, FILE_HEADER_PRIOR)
+            (commit, FILE_HEADER_PRIOR)
         } else if line.starts_with("@@") {
             block += 1;
             hunk = Some(index);
@@ -94,13 +135,15 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             let changed = line.starts_with(['+', '-']);
             (hunk, if changed { CHANGE_PRIOR } else { 0.0 })
         } else {
-            // Anything else (a commit message in `git show`) starts a block of its own.
-            if hunk.is_some() || file.is_none() {
+            // Anything else (a commit message in `git show`) starts a block of its own, or
+            // goes on with its commit's.
+            let in_message = commit.is_some() && file.is_none() && hunk.is_none();
+            if !in_message && (hunk.is_some() || file.is_none()) {
                 block += 1;
             }
             hunk = None;
             file = None;
-            (None, 0.0)
+            (commit, 0.0)
         };
         if let Some(h) = hunks.last_mut().filter(|_| hunk.is_some()) {
             h.1 = index + 1;
@@ -239,6 +282,61 @@ mod tests {
         let removed = of("-    if not rows is None:", 5);
         let other_header = of("--- original/genshi/core.py", 0);
         assert!(scores[removed] > scores[other_header], "{scores:?}");
+    }
+
+    /// `git log -p`: each commit's header is the context of its message and its files.
+    #[test]
+    fn a_commit_header_is_the_context_of_its_message_and_files() {
+        let text = "commit 1d28d5e82de16163daf721a7c76fff93e0d333ab\n\
+                    Author: A Writer <a@example.org>\n\
+                    Date:   Mon Jan 5 08:51:57 2026 -0700\n\n\
+                    \x20   fix: escape the dots of a pattern\n\n\
+                    \x20   The bug matched any character.\n\n\
+                    diff --git a/re.js b/re.js\n\
+                    --- a/re.js\n\
+                    +++ b/re.js\n\
+                    @@ -1,2 +1,2 @@\n\
+                    -old\n\
+                    +new\n\
+                    commit 2e28d5e82de16163daf721a7c76fff93e0d333ab\n\
+                    Author: B Writer <b@example.org>\n\
+                    Date:   Tue Jan 6 08:51:57 2026 -0700\n\n\
+                    \x20   docs: typos\n";
+        let doc = build(text, None);
+        let unit = |line: &str| {
+            (0..doc.units.len())
+                .find(|&u| doc.text(u).trim() == line)
+                .unwrap()
+        };
+        let date = unit("Date:   Mon Jan 5 08:51:57 2026 -0700");
+        assert_eq!(
+            doc.units[date].parent.get(),
+            Some(unit("Author: A Writer <a@example.org>"))
+        );
+        assert_eq!(
+            doc.units[unit("Author: A Writer <a@example.org>")]
+                .parent
+                .get(),
+            Some(unit("commit 1d28d5e82de16163daf721a7c76fff93e0d333ab"))
+        );
+        assert_eq!(
+            doc.units[unit("The bug matched any character.")]
+                .parent
+                .get(),
+            Some(date)
+        );
+        assert_eq!(
+            doc.units[unit("diff --git a/re.js b/re.js")].parent.get(),
+            Some(date)
+        );
+        assert_eq!(
+            doc.units[unit("docs: typos")].parent.get(),
+            Some(unit("Date:   Tue Jan 6 08:51:57 2026 -0700"))
+        );
+        assert_eq!(
+            doc.units[unit("fix: escape the dots of a pattern")].block,
+            doc.units[unit("The bug matched any character.")].block
+        );
     }
 
     #[test]
