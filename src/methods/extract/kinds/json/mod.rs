@@ -16,6 +16,7 @@ mod embedded;
 mod grouped;
 mod log_records;
 mod members;
+mod messages;
 mod named;
 mod project;
 mod raw;
@@ -142,9 +143,18 @@ pub(crate) fn build_lines(
     }
     // A dump of tables, one message each as column names and rows of cells, is read as one
     // document of their records.
-    if let Some(tables) = columnar_messages(&messages) {
+    if let Some(tables) = messages::columnar(&messages) {
         builder.project = true;
         builder.walk_value(&Value::Array(tables), "", None, 0);
+        for line in raw_lines {
+            builder.push_raw_line(line);
+        }
+        return builder.finish(ContentKind::JsonLines);
+    }
+    // Batches of records, one array per line, are read as the one list of their records.
+    if let Some(records) = messages::batched(&messages) {
+        builder.project = true;
+        builder.walk_value(&Value::Array(records), "", None, 0);
         for line in raw_lines {
             builder.push_raw_line(line);
         }
@@ -156,19 +166,6 @@ pub(crate) fn build_lines(
         builder.push_raw_line(line);
     }
     builder.finish(ContentKind::JsonLines)
-}
-
-/// JSON Lines `messages` read as records when they are columnar result sets (see
-/// [`columnar`]); the first message decides whether all are parsed to find out.
-fn columnar_messages(messages: &[&str]) -> Option<Vec<Value>> {
-    let first: Value = serde_json::from_str(messages.first()?).ok()?;
-    if !columnar::is_set(first.as_object()?) {
-        return None;
-    }
-    let parsed: Vec<Value> = (messages.iter())
-        .filter_map(|m| serde_json::from_str(m).ok())
-        .collect();
-    columnar::reshape_items(&parsed)
 }
 
 /// `item` as a map of records, when it is one: each member an object mostly of scalars (a
