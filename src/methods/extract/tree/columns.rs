@@ -33,6 +33,15 @@ pub(crate) fn parse(text: &str) -> Option<LineRecords> {
         Some((frame, rows)) if is_border(&text[frame.clone()]) => (header.start..frame.end, rows),
         _ => (header.clone(), rest),
     };
+    // A last row under a border of its own is the table's total, not one of its rows.
+    let (rows, footer) = match rows {
+        [rows @ .., border, total]
+            if is_border(&text[border.clone()]) && rows.len() >= MIN_ROWS =>
+        {
+            (rows, Some(border.start..total.end))
+        }
+        _ => (rows, None),
+    };
     let header = &header;
     if rows.len() < MIN_ROWS || lines.iter().any(|l| text[l.clone()].contains('\t')) {
         return None;
@@ -124,6 +133,7 @@ pub(crate) fn parse(text: &str) -> Option<LineRecords> {
         layout: Layout::Rows,
         header: Some(header.clone()),
         records,
+        footer,
     })
 }
 
@@ -161,6 +171,43 @@ fn char_range(text: &str, line: Range<usize>, chars: Range<usize>) -> Range<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A coverage report: the last row, under a border of its own, is the total, and is
+    /// shown with the header whatever the budget.
+    #[test]
+    fn a_last_row_under_a_border_is_the_total() {
+        let row = |cells: [&str; 4]| {
+            format!(
+                "{:<14}{:>5}{:>7}{:>7}\n",
+                cells[0], cells[1], cells[2], cells[3]
+            )
+        };
+        let border = "---------------------------------\n";
+        let mut text = row(["Name", "Stmts", "Miss", "Cover"]) + border;
+        for i in 0..12 {
+            text.push_str(&row([
+                &format!("pkg/mod{i:02}.py"),
+                &(10 + i).to_string(),
+                "5",
+                "50%",
+            ]));
+        }
+        text.push_str(border);
+        text.push_str(&row(["TOTAL", "186", "60", "68%"]));
+        let list = parse(&text).unwrap();
+        assert_eq!(list.records.len(), 12);
+        assert!(text[list.footer.clone().unwrap()].contains("TOTAL"));
+        let doc = super::super::source::build(
+            &text,
+            &list,
+            crate::methods::extract::detect::ContentKind::Text,
+            None,
+        );
+        let total = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains("TOTAL"))
+            .unwrap();
+        assert!(doc.units[total].pinned);
+    }
 
     #[test]
     fn aligned_columns_are_records_keyed_by_the_header() {

@@ -53,6 +53,9 @@ pub(crate) struct LineRecords {
     pub(crate) header: Option<Range<usize>>,
     /// The records in source order.
     pub(crate) records: Vec<LineRecord>,
+    /// A table's total: its last row, set apart from the rows by a border above it (the
+    /// `TOTAL` of a coverage report), with that border.
+    pub(crate) footer: Option<Range<usize>>,
 }
 
 impl LineRecords {

@@ -185,6 +185,10 @@ fn roles(list: &LineRecords) -> Vec<(Range<usize>, Role)> {
             );
         }
     }
+    // A table's total is shown with its header.
+    if let Some(footer) = &list.footer {
+        roles.push((footer.clone(), Role::Header));
+    }
     roles.sort_by_key(|(span, _)| span.start);
     roles
 }

@@ -123,6 +123,7 @@ fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
         layout: Layout::Lines,
         header: None,
         records,
+        footer: None,
     })
 }
 

@@ -330,6 +330,7 @@ pub(crate) fn records(text: &str, min_records: usize) -> Option<LineRecords> {
         layout: Layout::Elements,
         header,
         records,
+        footer: None,
     })
 }
 

@@ -75,6 +75,7 @@ pub(crate) fn flat_lists(text: &str) -> Option<LineRecords> {
         layout: Layout::Lines,
         header: None,
         records,
+        footer: None,
     })
 }
 
