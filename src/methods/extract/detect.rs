@@ -408,7 +408,10 @@ fn looks_like_code(lines: &[&str]) -> bool {
         .filter(|l| {
             let t = l.trim();
             let list_item = l.starts_with("* ") && !block_comments;
-            (!list_item && STARTS.iter().any(|s| t.starts_with(s)))
+            // `import 'time' # <class …>`: Python's `-v` trace of what it imported, a
+            // quoted name where a statement has a dotted one.
+            let import_trace = t.starts_with("import '") && !t.ends_with(';');
+            (!list_item && !import_trace && STARTS.iter().any(|s| t.starts_with(s)))
                 || t.ends_with('{')
                 || t.ends_with(';')
                 || t.ends_with("):")

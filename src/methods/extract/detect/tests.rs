@@ -393,3 +393,32 @@ fn a_linter_report_quoting_the_lines_it_flags_is_no_code() {
     }
     assert_eq!(detect(&code).0, ContentKind::Code);
 }
+
+/// Python's `-v` trace names what it imported in quotes: no statement does.
+#[test]
+fn an_import_trace_is_not_code() {
+    let mut trace = String::new();
+    for name in [
+        "_thread",
+        "_warnings",
+        "_weakref",
+        "_io",
+        "marshal",
+        "posix",
+        "time",
+        "zipimport",
+        "codecs",
+        "encodings",
+        "abc",
+        "io",
+        "stat",
+        "genericpath",
+        "posixpath",
+        "os",
+    ] {
+        trace.push_str(&format!(
+            "# code object from '/usr/lib/python3.11/{name}.pyc'\nimport '{name}' # <class '_frozen_importlib.BuiltinImporter'>\n"
+        ));
+    }
+    assert_ne!(detect(&trace).0, ContentKind::Code);
+}
