@@ -141,27 +141,16 @@ pub(crate) fn build_lines(
             Err(_) => raw_lines.push(line),
         }
     }
-    // A dump of tables, one message each as column names and rows of cells, is read as one
-    // document of their records.
-    if let Some(tables) = messages::columnar(&messages) {
-        builder.project = true;
-        builder.walk_value(&Value::Array(tables), "", None, 0);
-        for line in raw_lines {
-            builder.push_raw_line(line);
-        }
-        return builder.finish(ContentKind::JsonLines);
-    }
-    // Batches of records, one array per line, are read as the one list of their records.
-    if let Some(records) = messages::batched(&messages) {
+    // A dump of tables, one message each as column names and rows of cells, or batches of
+    // records, one array per line, are read as one document of their records.
+    let document = messages::columnar(&messages).or_else(|| messages::batched(&messages));
+    if let Some(records) = document {
         builder.project = true;
         builder.walk_value(&Value::Array(records), "", None, 0);
-        for line in raw_lines {
-            builder.push_raw_line(line);
-        }
-        return builder.finish(ContentKind::JsonLines);
+    } else {
+        builder.tabulate = are_flat(&messages);
+        builder.records(messages.iter(), &|_| String::new(), "", None);
     }
-    builder.tabulate = are_flat(&messages);
-    builder.records(messages.iter(), &|_| String::new(), "", None);
     for line in raw_lines {
         builder.push_raw_line(line);
     }
