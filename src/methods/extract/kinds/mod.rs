@@ -39,6 +39,7 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     } else {
         lines::build(text, lines::Style::Text)
     };
+    lines::group_listed_values(&mut doc, query);
     if let Some(query) = query {
         if markup {
             super::tree::weigh_named_elements(&mut doc, query);

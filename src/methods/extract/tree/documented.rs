@@ -72,7 +72,7 @@ pub(crate) fn weigh_documented_options(doc: &mut Doc<'_>, query: Option<&Query>)
         }
         let Some(query) = query else { continue };
         let key = setting_key(doc.text(end)).unwrap_or_default();
-        let named = super::source::key_named(query, key) / super::source::NAMED_KEY_PRIOR;
+        let named = super::key_share(query, key);
         if named > 0.0 {
             let from = if small { start } else { end };
             for unit in &mut doc.units[from..=end] {

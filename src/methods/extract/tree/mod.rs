@@ -147,6 +147,12 @@ pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
 }
 
 pub(crate) use documented::weigh_documented_options;
+
+/// The share (0 to 1) of the words of `key` that are query words: how much of a setting's key
+/// the query names.
+pub(crate) fn key_share(query: &Query, key: &str) -> f32 {
+    source::key_named(query, key) / source::NAMED_KEY_PRIOR
+}
 pub(crate) use roff::weigh_named_items as weigh_named_manual_items;
 pub(crate) use xml_tags::tag_lines;
 pub(crate) use yaml::starts_like_yaml;

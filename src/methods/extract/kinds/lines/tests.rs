@@ -282,3 +282,42 @@ fn a_checkers_total_outranks_each_error_it_counts() {
         doc.units[40].prior
     );
 }
+
+/// A settings dump writes a long value as items on deeper lines under its key: the value is
+/// one block with its key, its items no repeats, and the key the query names raises it.
+#[test]
+fn a_value_listed_under_its_key_is_one_block() {
+    let mut text = String::from("Security properties:\n");
+    for (key, items) in [
+        (
+            "jdk.certpath.disabledAlgorithms=",
+            ["MD2,", "MD5,", "SHA1 jdkCA,"],
+        ),
+        (
+            "jdk.tls.disabledAlgorithms=",
+            ["SSLv3,", "TLSv1,", "TLSv1.1,"],
+        ),
+    ] {
+        text.push_str(&format!("    {key}\n"));
+        for item in items {
+            text.push_str(&format!("        {item}\n"));
+        }
+        text.push_str("    jdk.other.setting=value\n");
+    }
+    let query = Query::from_hints(
+        &crate::methods::extract::Hints::new().with_query("which protocols are disabled for tls?"),
+    );
+    let mut doc = build(&text, Style::Text);
+    group_listed_values(&mut doc, query.as_ref());
+    let unit = |line: &str| {
+        (0..doc.units.len())
+            .find(|&u| doc.text(u).trim() == line)
+            .unwrap()
+    };
+    let key = unit("jdk.tls.disabledAlgorithms=");
+    let item = unit("TLSv1.1,");
+    assert_eq!(doc.units[key].block, doc.units[item].block);
+    assert!(doc.units[item].template.is_none());
+    assert!(doc.units[item].prior > doc.units[unit("MD5,")].prior);
+    assert_ne!(doc.units[item].block, doc.units[unit("MD5,")].block);
+}
