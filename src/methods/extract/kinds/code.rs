@@ -76,6 +76,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
         return doc;
     };
     lower_uses_of_defined_names(&mut doc, query);
+    lines::raise_named_setting_runs(&mut doc, query);
     weigh_declared_names(&mut doc, &comment, query);
     // The definitions the query names, outermost first; a definition nested in a named one
     // is already in.

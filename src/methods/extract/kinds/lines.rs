@@ -78,6 +78,73 @@ pub(crate) fn group_listed_values(doc: &mut Doc<'_>, query: Option<&Query>) {
     }
 }
 
+/// A paragraph of settings longer than this is a section of them, not one setting in parts.
+const MAX_SETTING_RUN_LINES: usize = 8;
+/// The prior of every line of a short paragraph of settings one of whose keys the query names
+/// by all its words.
+const NAMED_RUN_PRIOR: f32 = 2.0;
+
+/// The key of a plain assignment line (`SUBLEVEL = 176`, `NAME = Curry Ramen`, `export
+/// INSTALL_PATH ?= /boot`, `KBUILD_CFLAGS += -Os`): one word before `=`, `:=`, `?=` or `+=`.
+fn assigned_key(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let t = t
+        .strip_prefix("export ")
+        .or_else(|| t.strip_prefix("override "))
+        .unwrap_or(t)
+        .trim_start();
+    let end = t.find([' ', '\t', '=', ':', '?', '+'])?;
+    let (key, rest) = t.split_at(end);
+    let rest = rest.trim_start();
+    let assigns = ["=", ":=", "?=", "+=", "::="]
+        .iter()
+        .any(|op| rest.starts_with(op) && !rest.starts_with("=="));
+    let plain = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    (assigns && plain).then_some(key)
+}
+
+/// Raises every line of a short paragraph of assignments (two to eight of them, no blank line
+/// between them, `#` comments allowed) when the query names one of its keys by all its words: a version written in
+/// parts (`VERSION = 6`, `PATCHLEVEL = 1`, `SUBLEVEL = 176`, `NAME = …`) is asked for whole
+/// by "which version is this", though only its first key says so.
+pub(crate) fn raise_named_setting_runs(doc: &mut Doc<'_>, query: &Query) {
+    let n = doc.units.len();
+    let mut start = 0;
+    while start < n {
+        // The paragraph from `start`: units with no blank line between them.
+        let mut end = start + 1;
+        while end < n
+            && doc.source[doc.units[end - 1].span.end()..doc.units[end].span.start()]
+                .matches('\n')
+                .count()
+                <= 1
+        {
+            end += 1;
+        }
+        // Comment lines may stand among the settings (a licence tag above them).
+        let keys: Option<Vec<&str>> = (start..end)
+            .filter(|&u| !doc.text(u).trim_start().starts_with('#'))
+            .map(|u| assigned_key(doc.text(u)))
+            .collect();
+        let named = keys
+            .filter(|keys| (2..=MAX_SETTING_RUN_LINES).contains(&keys.len()))
+            .map_or(0.0, |keys| {
+                keys.iter()
+                    .map(|key| crate::methods::extract::tree::key_share(query, key))
+                    .fold(0.0, f32::max)
+            });
+        if named >= 1.0 {
+            for unit in &mut doc.units[start..end] {
+                unit.prior += NAMED_RUN_PRIOR;
+            }
+        }
+        start = end;
+    }
+}
+
 pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     build_pieces(text, style, doc::lines(text))
 }

@@ -321,3 +321,27 @@ fn a_value_listed_under_its_key_is_one_block() {
     assert!(doc.units[item].prior > doc.units[unit("MD5,")].prior);
     assert_ne!(doc.units[item].block, doc.units[unit("MD5,")].block);
 }
+
+/// A version written in parts, one setting per line: the query names one key, and the
+/// paragraph comes whole.
+#[test]
+fn a_short_run_of_settings_comes_whole_when_the_query_names_one_key() {
+    let text = "# SPDX-License-Identifier: GPL-2.0\nVERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 176\nNAME = Curry Ramen\n\nCC := gcc\nLD := ld\n";
+    let query = Query::from_hints(
+        &crate::methods::extract::Hints::new().with_query("which exact kernel version is this?"),
+    )
+    .unwrap();
+    let mut doc = build(text, Style::Code);
+    let before: Vec<f32> = doc.units.iter().map(|u| u.prior).collect();
+    raise_named_setting_runs(&mut doc, &query);
+    let unit = |line: &str| (0..doc.units.len()).find(|&u| doc.text(u) == line).unwrap();
+    let raised = |u: usize| doc.units[u].prior > before[u];
+    assert!(raised(unit("SUBLEVEL = 176")));
+    assert!(raised(unit("NAME = Curry Ramen")));
+    assert!(!raised(unit("CC := gcc")));
+    assert_eq!(
+        assigned_key("export INSTALL_PATH ?= /boot"),
+        Some("INSTALL_PATH")
+    );
+    assert_eq!(assigned_key("if a == b"), None);
+}
