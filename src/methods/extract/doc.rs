@@ -168,6 +168,21 @@ impl Doc<'_> {
     pub(crate) fn text(&self, i: usize) -> &str {
         &self.source[self.units[i].span.range()]
     }
+
+    /// A block id no unit has yet: where a rule that groups units starts numbering its own.
+    pub(crate) fn next_block(&self) -> u32 {
+        self.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1
+    }
+
+    /// Whether a blank line stands between unit `u` and the one before it (units skip blank
+    /// lines); never before the first.
+    pub(crate) fn blank_line_before(&self, u: usize) -> bool {
+        u > 0
+            && self.source[self.units[u - 1].span.end()..self.units[u].span.start()]
+                .matches('\n')
+                .count()
+                > 1
+    }
 }
 
 /// Fuller renderings of some units, kept apart from the source so that nothing which reads the

@@ -75,9 +75,8 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     let Some(query) = query else {
         return doc;
     };
-    lower_uses_of_defined_names(&mut doc, query);
-    lines::raise_named_setting_runs(&mut doc, query);
-    weigh_declared_names(&mut doc, &comment, query);
+    weigh_defined_names(&mut doc, &comment, query);
+    crate::methods::extract::tree::raise_named_setting_runs(&mut doc, query);
     // The definitions the query names, outermost first; a definition nested in a named one
     // is already in.
     let mut named = Vec::new();
@@ -128,7 +127,7 @@ pub(crate) fn build<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             *naming = Naming::Words;
         }
     }
-    let first_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    let first_block = doc.next_block();
     // One block per named definition, so that a match inside it pulls the rest along.
     for (block, (def, end, naming)) in (first_block..).zip(named) {
         let prior = match naming {
@@ -181,36 +180,6 @@ fn names_match(line: &str, query: &Query) -> Option<Naming> {
     (words >= MIN_NAME_WORDS && all_in_query).then_some(Naming::Words)
 }
 
-/// Lowers the lines that use a name the query gives (`_HASH_CACHE_FIELD`) wherever the file
-/// also defines it (`_HASH_CACHE_FIELD = "…"`): the definition then keeps the name's match to
-/// itself among the lines of plain code, and the uses leave the room to what else is asked.
-fn lower_uses_of_defined_names(doc: &mut Doc<'_>, query: &Query) {
-    let n = doc.units.len();
-    for term in &query.exact {
-        if !term.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            continue;
-        }
-        let mut defined = false;
-        let mut uses = Vec::new();
-        for u in 0..n {
-            let line = doc.text(u).trim().to_ascii_lowercase();
-            if !line.contains(term.as_str()) {
-                continue;
-            }
-            if defines(&line, term) {
-                defined = true;
-            } else {
-                uses.push(u);
-            }
-        }
-        if defined {
-            for u in uses {
-                doc.units[u].prior -= USE_DISCOUNT;
-            }
-        }
-    }
-}
-
 /// A name declared on more lines than this is a variable assigned here and there, not one
 /// member or constant the query asks about.
 const MAX_DECLARATIONS: usize = 4;
@@ -218,22 +187,41 @@ const MAX_DECLARATIONS: usize = 4;
 /// to the doc comment right above it.
 const DECLARED_PRIOR: f32 = 8.0;
 
-/// Raises the declaration of each member or constant the query gives by its exact name
-/// (`requestTimeout?: number;`, `#define EM_RISCV 243`) with its doc comment, one block: the
-/// comment holds what the query asks of it (`@default 300000`, what the value means), which no
-/// query word may match.
-fn weigh_declared_names(doc: &mut Doc<'_>, comment: &[bool], query: &Query) {
-    let mut block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+/// Weighs each name the query gives exactly (an identifier) by where the file defines it, in
+/// one scan of the lines per name:
+/// - the lines that only use it are lowered wherever the file also defines it
+///   (`_HASH_CACHE_FIELD = "…"`): the definition keeps the name's match to itself among the
+///   lines of plain code, and the uses leave the room to what else is asked;
+/// - its declarations outside comments (`requestTimeout?: number;`, `#define EM_RISCV 243`),
+///   at most [`MAX_DECLARATIONS`] of them, are raised with their doc comments, each one block:
+///   the comment holds what the query asks of it (`@default 300000`, what the value means),
+///   which no query word may match.
+fn weigh_defined_names(doc: &mut Doc<'_>, comment: &[bool], query: &Query) {
+    let mut block = doc.next_block();
     for term in &query.exact {
         if !term.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             continue;
         }
-        let declarations: Vec<usize> = (0..doc.units.len())
-            .filter(|&u| {
-                let line = doc.text(u).trim().to_ascii_lowercase();
-                !comment[u] && line.contains(term.as_str()) && defines(&line, term)
-            })
-            .collect();
+        let mut definitions = Vec::new();
+        let mut uses = Vec::new();
+        for u in 0..doc.units.len() {
+            let line = doc.text(u).trim().to_ascii_lowercase();
+            if !line.contains(term.as_str()) {
+                continue;
+            }
+            if defines(&line, term) {
+                definitions.push(u);
+            } else {
+                uses.push(u);
+            }
+        }
+        if definitions.is_empty() {
+            continue;
+        }
+        for u in uses {
+            doc.units[u].prior -= USE_DISCOUNT;
+        }
+        let declarations: Vec<usize> = definitions.into_iter().filter(|&u| !comment[u]).collect();
         if declarations.len() > MAX_DECLARATIONS {
             continue;
         }
@@ -349,9 +337,8 @@ fn doc_comment_start(doc: &Doc<'_>, comment: &[bool], def: usize) -> usize {
         if !same_indent || !(comment[start - 1] || attribute) {
             break;
         }
-        // Units skip blank lines: a comment separated by one is not this definition's.
-        let gap = &doc.source[doc.units[start - 1].span.end()..doc.units[start].span.start()];
-        if gap.matches('\n').count() > 1 {
+        // A comment separated by a blank line is not this definition's.
+        if doc.blank_line_before(start) {
             break;
         }
         start -= 1;

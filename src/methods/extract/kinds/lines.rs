@@ -12,7 +12,6 @@ use crate::methods::extract::kinds::report_lines::{
     is_compiler_context, is_diagnostic_head, is_failed_test, is_horizontal_rule,
     is_located_message, is_pytest_error, is_run_tally,
 };
-use crate::methods::extract::query::Query;
 
 /// How lines are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,117 +32,6 @@ const TALLY_PRIOR: f32 = 6.0;
 const SUMMARY_LINES: usize = 4;
 /// Added to the lines under a rule at the end of a text.
 const SUMMARY_PRIOR: f32 = 2.0;
-
-/// A value listed under its key longer than this is a section, not one setting's value.
-const MAX_LISTED_VALUE_LINES: usize = 40;
-/// A key line longer than this is prose, not a key.
-const MAX_KEY_LINE_BYTES: usize = 100;
-/// The prior of every line of a listed value whose key the query names by all its words; a
-/// key named in part gets its share.
-const NAMED_VALUE_PRIOR: f32 = 3.0;
-
-/// Makes each value listed under its key (`jdk.tls.disabledAlgorithms=` and then `SSLv3,`,
-/// `TLSv1,` … each on a deeper line) one block with its key line, its items no longer
-/// repeats of one another: a settings dump writes a long value that way, and a query that
-/// names the key asks for all of it, not for its first item and a count of the rest; its
-/// lines are raised by the share of the key's words the query holds.
-pub(crate) fn group_listed_values(doc: &mut Doc<'_>, query: Option<&Query>) {
-    let mut block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
-    let mut u = 0;
-    while u < doc.units.len() {
-        let line = doc.text(u);
-        let key = line.trim();
-        let indent = doc::indent_of(line);
-        let opens_value = key.len() <= MAX_KEY_LINE_BYTES
-            && key.ends_with('=')
-            && key.len() > 1
-            && !key.contains(' ');
-        let end = (u + 1..doc.units.len())
-            .find(|&v| doc::indent_of(doc.text(v)) <= indent)
-            .unwrap_or(doc.units.len());
-        if !opens_value || end - u < 3 || end - u > MAX_LISTED_VALUE_LINES + 1 {
-            u += 1;
-            continue;
-        }
-        let named = query.map_or(0.0, |q| crate::methods::extract::tree::key_share(q, key));
-        for (i, unit) in doc.units[u..end].iter_mut().enumerate() {
-            unit.block = Some(block);
-            unit.prior += NAMED_VALUE_PRIOR * named;
-            if i > 0 {
-                unit.template = None;
-            }
-        }
-        block += 1;
-        u = end;
-    }
-}
-
-/// A paragraph of settings longer than this is a section of them, not one setting in parts.
-const MAX_SETTING_RUN_LINES: usize = 8;
-/// The prior of every line of a short paragraph of settings one of whose keys the query names
-/// by all its words.
-const NAMED_RUN_PRIOR: f32 = 2.0;
-
-/// The key of a plain assignment line (`SUBLEVEL = 176`, `NAME = Curry Ramen`, `export
-/// INSTALL_PATH ?= /boot`, `KBUILD_CFLAGS += -Os`): one word before `=`, `:=`, `?=` or `+=`.
-fn assigned_key(line: &str) -> Option<&str> {
-    let t = line.trim();
-    let t = t
-        .strip_prefix("export ")
-        .or_else(|| t.strip_prefix("override "))
-        .unwrap_or(t)
-        .trim_start();
-    let end = t.find([' ', '\t', '=', ':', '?', '+'])?;
-    let (key, rest) = t.split_at(end);
-    let rest = rest.trim_start();
-    let assigns = ["=", ":=", "?=", "+=", "::="]
-        .iter()
-        .any(|op| rest.starts_with(op) && !rest.starts_with("=="));
-    let plain = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    (assigns && plain).then_some(key)
-}
-
-/// Raises every line of a short paragraph of assignments (two to eight of them, no blank line
-/// between them, `#` comments allowed) when the query names one of its keys by all its words: a version written in
-/// parts (`VERSION = 6`, `PATCHLEVEL = 1`, `SUBLEVEL = 176`, `NAME = …`) is asked for whole
-/// by "which version is this", though only its first key says so.
-pub(crate) fn raise_named_setting_runs(doc: &mut Doc<'_>, query: &Query) {
-    let n = doc.units.len();
-    let mut start = 0;
-    while start < n {
-        // The paragraph from `start`: units with no blank line between them.
-        let mut end = start + 1;
-        while end < n
-            && doc.source[doc.units[end - 1].span.end()..doc.units[end].span.start()]
-                .matches('\n')
-                .count()
-                <= 1
-        {
-            end += 1;
-        }
-        // Comment lines may stand among the settings (a licence tag above them).
-        let keys: Option<Vec<&str>> = (start..end)
-            .filter(|&u| !doc.text(u).trim_start().starts_with('#'))
-            .map(|u| assigned_key(doc.text(u)))
-            .collect();
-        let named = keys
-            .filter(|keys| (2..=MAX_SETTING_RUN_LINES).contains(&keys.len()))
-            .map_or(0.0, |keys| {
-                keys.iter()
-                    .map(|key| crate::methods::extract::tree::key_share(query, key))
-                    .fold(0.0, f32::max)
-            });
-        if named >= 1.0 {
-            for unit in &mut doc.units[start..end] {
-                unit.prior += NAMED_RUN_PRIOR;
-            }
-        }
-        start = end;
-    }
-}
 
 pub(crate) fn build(text: &str, style: Style) -> Doc<'_> {
     build_pieces(text, style, doc::lines(text))

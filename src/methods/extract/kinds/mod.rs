@@ -39,9 +39,9 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     } else {
         lines::build(text, lines::Style::Text)
     };
-    lines::group_listed_values(&mut doc, query);
+    super::tree::group_listed_values(&mut doc, query);
     if let Some(query) = query {
-        lines::raise_named_setting_runs(&mut doc, query);
+        super::tree::raise_named_setting_runs(&mut doc, query);
         if markup {
             super::tree::weigh_named_elements(&mut doc, query);
         } else {

@@ -146,7 +146,7 @@ pub(crate) fn weigh_named_blocks(doc: &mut Doc<'_>, comment: &[bool], query: &Qu
         return;
     }
     let found = named_blocks(&lines, comment, query);
-    let first_block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    let first_block = doc.next_block();
     for (id, block) in (first_block..).zip(&found) {
         for u in block.lines() {
             doc.units[u].prior += prior;

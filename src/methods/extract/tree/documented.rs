@@ -61,7 +61,7 @@ pub(crate) fn weigh_documented_options(doc: &mut Doc<'_>, query: Option<&Query>)
     if documented < MIN_DOCUMENTED || covered * 100 < lines * MIN_DOCUMENTED_SHARE {
         return;
     }
-    let mut block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    let mut block = doc.next_block();
     for &(start, end) in &groups {
         let small = end + 1 - start <= MAX_GROUP_LINES;
         if small {
@@ -88,13 +88,8 @@ pub(crate) fn weigh_documented_options(doc: &mut Doc<'_>, query: Option<&Query>)
 fn documented_options(doc: &Doc<'_>) -> Vec<(usize, usize)> {
     let mut groups = Vec::new();
     let mut comments_from: Option<usize> = None;
-    let mut previous_end = 0;
     for u in 0..doc.units.len() {
-        let span = doc.units[u].span;
-        // Units are the non-blank lines: two line breaks between them hold a blank line.
-        let blank_before = doc.source[previous_end..span.start()].matches('\n').count() > 1;
-        previous_end = span.end();
-        if blank_before {
+        if doc.blank_line_before(u) {
             comments_from = None;
         }
         let text = doc.text(u);

@@ -28,6 +28,7 @@ pub(crate) mod noise;
 mod records;
 mod roff;
 mod sections;
+mod settings;
 mod source;
 mod stanzas;
 /// The sample outputs of the stanza tests, for the tests of the kinds that read them.
@@ -147,6 +148,7 @@ pub(crate) fn starts_like_columns(lines: &[&str]) -> bool {
 }
 
 pub(crate) use documented::weigh_documented_options;
+pub(crate) use settings::{group_listed_values, raise_named_setting_runs};
 
 /// The share (0 to 1) of the words of `key` that are query words: how much of a setting's key
 /// the query names.

@@ -226,7 +226,7 @@ pub(crate) fn weigh_named_items(doc: &mut Doc<'_>, query: &Query) {
     } else {
         return;
     };
-    let mut block = doc.units.iter().filter_map(|u| u.block).max().unwrap_or(0) + 1;
+    let mut block = doc.next_block();
     for &(start, end, exact) in &named {
         if exact_only && !exact {
             continue;
