@@ -46,6 +46,7 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
             super::tree::weigh_named_elements(&mut doc, query);
         } else {
             super::tree::weigh_named_manual_items(&mut doc, query);
+            super::tree::weigh_named_terms(&mut doc, query);
         }
         let comment: Vec<bool> = (0..doc.units.len())
             .map(|u| code::is_comment(doc.text(u).trim()))
@@ -97,7 +98,13 @@ pub(crate) fn build<'a>(
             Some(query) => csv::project_wide_rows(csv::build(text), query),
             None => csv::build(text),
         },
-        (ContentKind::Markdown, _) => markdown::build(text.into(), ContentKind::Markdown),
+        (ContentKind::Markdown, _) => {
+            let mut doc = markdown::build(text.into(), ContentKind::Markdown);
+            if let Some(query) = query {
+                super::tree::weigh_named_terms(&mut doc, query);
+            }
+            doc
+        }
         (ContentKind::Html, _) => {
             let readable = html::to_text(text);
             if html::is_app_shell(text, &readable) {

@@ -31,6 +31,7 @@ mod sections;
 mod settings;
 mod source;
 mod stanzas;
+mod terms;
 /// The sample outputs of the stanza tests, for the tests of the kinds that read them.
 #[cfg(test)]
 pub(in crate::methods::extract) use stanzas::tests as stanzas_tests;
@@ -156,6 +157,7 @@ pub(crate) fn key_share(query: &Query, key: &str) -> f32 {
     source::key_named(query, key) / source::NAMED_KEY_PRIOR
 }
 pub(crate) use roff::weigh_named_items as weigh_named_manual_items;
+pub(crate) use terms::weigh_named_terms;
 pub(crate) use xml_tags::tag_lines;
 pub(crate) use yaml::starts_like_yaml;
 
