@@ -14,7 +14,7 @@ use phrases::{
 };
 use tokens::{
     acronyms, called_name, collect_argument_values, initialisms, is_decimal_number,
-    is_identifier_like, quoted_strings, status_class,
+    is_identifier_like, quoted_strings, run_together, status_class,
 };
 pub(crate) use word_hash::WordHash;
 
@@ -501,6 +501,9 @@ impl Query {
                 }
             } else if is_identifier_like(token) {
                 self.add_exact(token);
+                if let Some(joined) = run_together(token) {
+                    self.add_exact(&joined);
+                }
             }
         }
     }

@@ -33,6 +33,16 @@ fn identifiers_versions_and_paths_are_exact_terms() {
 }
 
 #[test]
+fn a_hyphenated_name_and_number_is_also_an_exact_term_run_together() {
+    let q = query("Which enum value selects AES-256, and is SHA-512 offered?");
+    assert!(q.mentions("GCRY_CIPHER_AES256 = 9,"));
+    assert!(q.mentions("  sha512sum"));
+    assert!(!q.mentions("GCRY_CIPHER_AES192 = 8,"));
+    assert_eq!(run_together("x86-64"), None);
+    assert_eq!(run_together("UTF-8").as_deref(), Some("utf8"));
+}
+
+#[test]
 fn adjacent_words_name_the_key_they_abbreviate_to() {
     let q = query("Give each one's package URL, its process id and the current working directory.");
     for key in ["purl", "pid", "cwd"] {

@@ -197,6 +197,17 @@ pub(super) fn is_identifier_like(token: &str) -> bool {
     has_digit || inner_punct || inner_capital || underscore
 }
 
+/// The identifier form of a name prose writes with a hyphen between its letters and its
+/// number: `AES-256` is `GCRY_CIPHER_AES256`, `SHA-512` `sha512sum`, `UTF-8` `utf8`.
+pub(super) fn run_together(token: &str) -> Option<String> {
+    let (letters, digits) = token.split_once('-')?;
+    (letters.len() >= 2
+        && letters.bytes().all(|b| b.is_ascii_alphabetic())
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| format!("{letters}{digits}").to_ascii_lowercase())
+}
+
 pub(super) fn collect_argument_values(
     value: &serde_json::Value,
     out: &mut Vec<String>,
