@@ -22,6 +22,7 @@ pub(crate) mod log;
 pub(crate) mod markdown;
 pub(crate) mod notebook;
 pub(crate) mod report_lines;
+mod search_hits;
 
 /// Whether `doc`, built from a text detected as `detected`, is a reader's view of it rather
 /// than the text's own lines: a notebook read as its document (see [`notebook`]).
@@ -39,6 +40,7 @@ fn text_lines<'a>(text: &'a str, query: Option<&Query>) -> Doc<'a> {
     } else {
         lines::build(text, lines::Style::Text)
     };
+    search_hits::group_hits(&mut doc);
     super::tree::group_listed_values(&mut doc, query);
     if let Some(query) = query {
         super::tree::raise_named_setting_runs(&mut doc, query);
