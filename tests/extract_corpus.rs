@@ -21,8 +21,9 @@ const TOLERANCE: f64 = 2.0;
 /// an asked member to 89.6%, a flat map of many short values shown a member a line to 90.0%,
 /// a deep tree's context lines shown by their short members only to 89.6%: `npm ls`'s
 /// `_id` of a package kept only as the context of its dependencies; the rules of later blind
-/// checks to 91.5%, and dev2 to 96.1%).
-const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 96.1), ("own", 91.5)];
+/// checks to 91.5%, and dev2 to 96.1%, then to 96.9% with definition-list entries raised
+/// whole).
+const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 96.9), ("own", 91.5)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.
