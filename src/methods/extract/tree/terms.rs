@@ -122,9 +122,11 @@ pub(crate) fn weigh_named_terms(doc: &mut Doc<'_>, query: &Query) {
         if !names_term(query, term.trim(), &mut buf) {
             continue;
         }
-        let end = (u + 1..n)
+        // Looked for no further than an entry may reach: past it the entry is a chapter.
+        let limit = n.min(u + MAX_ENTRY_UNITS + 1);
+        let end = (u + 1..limit)
             .find(|&v| doc::indent_of(doc.text(v)) <= indent)
-            .unwrap_or(n);
+            .unwrap_or(limit);
         if end - u <= MAX_ENTRY_UNITS {
             named.push((u, end));
         }
