@@ -105,8 +105,7 @@ fn names_term(query: &Query, term: &str, buf: &mut String) -> bool {
 }
 
 /// Raises every entry of a definition list whose term the query names (see [`names_term`]) as
-/// one block: the term comes
-/// with the definition that gives its default and meaning.
+/// one block: the term comes with the definition that gives its default and meaning.
 pub(crate) fn weigh_named_terms(doc: &mut Doc<'_>, query: &Query) {
     let n = doc.units.len();
     let mut terms = 0;
