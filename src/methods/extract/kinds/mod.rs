@@ -230,8 +230,10 @@ pub(super) fn line_tokens(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The header of a listing (`ps aux`'s `USER PID %CPU %MEM …`, `unzip -lv`'s `Length Method
-/// Size …`): among its first lines, one of at least three words and no number, the last such
-/// before the first line with a number (a rule of dashes may sit between). Returns its unit and its words, which name the columns below it.
+/// Size …`, `pidstat -h`'s `# Time UID PID …`): among its first lines, one of at least three
+/// words and no number, the last such before the first row with a number (a rule of dashes may
+/// sit between; the first line may be a title with numbers). Returns its unit and its words
+/// (without a leading `#`), which name the columns below it.
 fn listing_header<'d>(doc: &'d Doc<'_>) -> Option<(usize, Vec<&'d str>)> {
     /// Lines from the top a header may sit at (after a title, a blank, an `Archive:` line).
     const MAX_HEADER_LINE: usize = 6;
@@ -240,12 +242,18 @@ fn listing_header<'d>(doc: &'d Doc<'_>) -> Option<(usize, Vec<&'d str>)> {
         .flat_map(|u| doc.text(u).lines().map(move |line| (u, line)))
         .filter(|(_, line)| !line.trim().is_empty());
     let mut previous: Option<(usize, Vec<&str>)> = None;
-    for (u, line) in lines.take(MAX_HEADER_LINE + 1) {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
+    for (nth, (u, line)) in lines.take(MAX_HEADER_LINE + 1).enumerate() {
+        let mut tokens: Vec<&str> = line.split_whitespace().collect();
+        // A commented header (`# Time UID PID`) names the columns after its `#`.
+        if tokens.first() == Some(&"#") {
+            tokens.remove(0);
+        }
         let has_number = tokens
             .iter()
             .any(|t| super::doc::parse_quantity(t).is_some());
-        if has_number {
+        // The first line may be a title with numbers in it (`Linux 6.1.0 (host) … (2 CPU)`);
+        // any later line with numbers is a row, and the header, if any, is above it.
+        if has_number && nth > 0 {
             return previous;
         }
         let words = tokens

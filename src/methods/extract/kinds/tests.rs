@@ -310,6 +310,40 @@ fn a_listing_s_header_names_its_columns_and_the_largest_ranks_by_its_length() {
     assert!(out.contains("401 files"), "{out}");
 }
 
+/// A per-process sampler's listing (`pidstat -h`): a title line with numbers in it comes first,
+/// and the header is commented (`# Time UID PID …`). The header still names the columns, so
+/// asked for the most writes, the condensed listing keeps that row, though another column's
+/// largest values sit elsewhere.
+#[test]
+fn a_listing_under_a_title_with_numbers_is_named_by_its_commented_header() {
+    let mut listing = String::from(
+        "Linux 6.1.0-28-amd64 (build-host) \t12/03/26 \t_x86_64_\t(2 CPU)\n\n\
+         # Time        UID       PID    %usr %system   %wait    %CPU   kB_rd/s   kB_wr/s  Command\n",
+    );
+    for i in 0..300usize {
+        let (usr, written) = match i {
+            // The busiest process on the processor writes little.
+            117 => (97.0, 12.0),
+            // The writer is otherwise quiet.
+            271 => (1.0, 88_412.0),
+            _ => (((i * 7) % 60) as f64 / 2.0, ((i * 7919) % 9000) as f64),
+        };
+        listing.push_str(&format!(
+            "09:{:02}:{:02}      101 {:>9} {usr:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {written:>9.2}  worker-{i}\n",
+            50 + i / 60,
+            i % 60,
+            20_000 + i,
+            ((i * 13) % 40) as f64 / 4.0,
+            ((i * 11) % 30) as f64,
+            usr + 2.0,
+            ((i * 31) % 5000) as f64,
+        ));
+    }
+    let hints = Hints::new().with_query("which process wrote the most kB_wr/s, and when?");
+    let out = extract_with_stats(&listing, &hints, 200, &TokenCounter::default()).text;
+    assert!(out.contains("worker-271"), "{out}");
+}
+
 /// An access log: a quoted request and a bracketed time are one token each, so its status,
 /// size and duration are columns; asked for the slowest request and the largest response,
 /// the condensed log keeps both lines, though no header names the columns.
