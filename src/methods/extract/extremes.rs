@@ -230,6 +230,16 @@ fn ranked_fields(doc: &Doc<'_>, query: Option<&Query>) -> Vec<bool> {
             return ranked;
         }
     }
+    // Nothing names a column, but the tool sorted its listing by one, largest first (a
+    // profile by self time, `sort -rn`): what it ordered by is what a superlative asks for.
+    // Of several (a template's rows within the whole listing's), the one over most records.
+    let sorted = (0..doc.fields.len())
+        .filter(|&i| numeric[i] && sorts_largest_first(&doc.fields[i]))
+        .max_by_key(|&i| (doc.fields[i].len(), std::cmp::Reverse(i)));
+    if let Some(i) = sorted {
+        ranked[i] = true;
+        return ranked;
+    }
     // Nothing names a column: a table's only numeric column, or the unnamed columns of a
     // listing without a header (an access log's status, size and duration) are what a
     // superlative can rank by.
@@ -260,6 +270,30 @@ fn distinct_values(field: &Field) -> usize {
 }
 
 /// Whether most of a field's values are numbers.
+/// Whether a column's numbers only shrink down the records, from more than a few distinct
+/// values (a sorted ranking, not a constant or a flag).
+fn sorts_largest_first(field: &Field) -> bool {
+    /// Values and distinct values a sorted ranking has at least.
+    const MIN_VALUES: usize = 8;
+    const MIN_DISTINCT: usize = 4;
+    let mut previous: Option<(usize, f64)> = None;
+    let (mut count, mut distinct) = (0, 0);
+    for (u, value) in field.iter() {
+        let FieldValue::Number(x) = value else {
+            continue;
+        };
+        match previous {
+            Some((p, last)) if p >= u || x > last => return false,
+            Some((_, last)) if x < last => distinct += 1,
+            None => distinct += 1,
+            _ => {}
+        }
+        count += 1;
+        previous = Some((u, x));
+    }
+    count >= MIN_VALUES && distinct >= MIN_DISTINCT
+}
+
 fn is_numeric(field: &Field) -> bool {
     let numbers = field
         .iter()
@@ -374,6 +408,8 @@ struct ColumnEnds {
     lowest: (usize, f64),
     /// Whether the values, in unit order, only grow or only shrink down the text.
     monotonic: bool,
+    /// Whether they only shrink: a ranking sorted largest first, when not a countdown.
+    falling: bool,
 }
 
 /// The ends of the `(unit, value)` pairs `numbers`, or `None` for fewer than two.
@@ -412,6 +448,7 @@ fn column_ends(numbers: impl Iterator<Item = (usize, f64)>) -> Option<ColumnEnds
         top,
         lowest: lowest.expect("a column of two numbers has a smallest"),
         monotonic: in_order && (rising || falling),
+        falling: in_order && falling,
     })
 }
 
@@ -462,13 +499,16 @@ fn signals(values: &Field, weights: &Weights, ends: Ends, rare: &mut [f32], extr
         top,
         lowest: lo,
         monotonic,
+        falling,
     }) = column_ends(numbers)
     else {
         return;
     };
     let hi = top[0].expect("a column of two numbers has a largest");
     if hi.1 > lo.1 {
-        let weight = if monotonic {
+        // A listing sorted largest first that the query ranks by is no clock: its top rows
+        // are what is asked for.
+        let weight = if monotonic && !(weights.ranked && falling) {
             weights.extreme * MONOTONIC_SHARE
         } else {
             weights.extreme

@@ -153,10 +153,15 @@ pub(crate) fn build<'a>(
     }
     if let Some(query) = query
         && !query.ranked.is_empty()
-        && doc.fields.is_empty()
         && matches!(kind, ContentKind::Text | ContentKind::Log)
     {
-        doc.fields = token_columns(&doc);
+        // Columns of the whole listing rank its rows where the fields of repeated line
+        // templates (rows whose names differ are templates of their own) cover few of them.
+        let longest = doc.fields.iter().map(|f| f.len()).max().unwrap_or(0);
+        let columns = token_columns(&doc);
+        if columns.iter().any(|c| c.len() > 2 * longest) {
+            doc.fields.extend(columns);
+        }
     }
     let query_for_windows = query.filter(|_| !rendered_as_json);
     split_oversized(&mut doc, max_unit_bytes, query_for_windows);

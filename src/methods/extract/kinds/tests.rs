@@ -344,6 +344,49 @@ fn a_listing_under_a_title_with_numbers_is_named_by_its_commented_header() {
     assert!(out.contains("worker-271"), "{out}");
 }
 
+/// A profile sorted by one column, largest first (`python -m cProfile -s tottime`): asked for
+/// the most time in other words than the column's, the condensed profile keeps the top rows,
+/// though each row's name makes it a line template of its own and another column's largest
+/// values sit further down.
+#[test]
+fn a_listing_sorted_largest_first_ranks_by_its_sorted_column() {
+    let mut profile = String::from(
+        "         918273 function calls (901234 primitive calls) in 2.718 seconds\n\n   \
+         Ordered by: internal time\n\n   \
+         ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n",
+    );
+    // Most functions' names are their own (`parse_gh`), so most rows are templates of their own.
+    let words = ["parse", "emit", "walk", "split", "merge", "scan", "fold"];
+    let letter = |k: usize| char::from(b'g' + (k % 20) as u8);
+    for i in 0..300usize {
+        let calls = 5_000 + (i * 7919) % 90_000;
+        let own = (400.0 - i as f64) / 1000.0;
+        // The most cumulative time is a caller's, far down the listing.
+        let total = if i == 251 {
+            2.701
+        } else {
+            own + ((i * 31) % 97) as f64 / 1000.0
+        };
+        // Numbered names are one template, whose rows alone would make columns of their own.
+        let name = match words[i % words.len()] {
+            "merge" => format!("merge_{i}"),
+            word => format!("{word}_{}{}", letter(i / 20), letter(i)),
+        };
+        profile.push_str(&format!(
+            "{calls:>9} {own:>8.3} {:>8.3} {total:>8.3} {:>8.3} module.py:{}({name})\n",
+            own / calls as f64,
+            total / calls as f64,
+            10 + i,
+        ));
+    }
+    let hints = Hints::new().with_query(
+        "which functions are the most expensive on their own, and how often is merge called?",
+    );
+    let out = extract_with_stats(&profile, &hints, 150, &TokenCounter::default()).text;
+    assert!(out.contains("(parse_gg)"), "{out}");
+    assert!(out.contains("(merge_4)"), "{out}");
+}
+
 /// An access log: a quoted request and a bracketed time are one token each, so its status,
 /// size and duration are columns; asked for the slowest request and the largest response,
 /// the condensed log keeps both lines, though no header names the columns.
