@@ -269,7 +269,6 @@ fn distinct_values(field: &Field) -> usize {
     keys.len()
 }
 
-/// Whether most of a field's values are numbers.
 /// Whether a column's numbers only shrink down the records, from more than a few distinct
 /// values (a sorted ranking, not a constant or a flag).
 fn sorts_largest_first(field: &Field) -> bool {
@@ -294,6 +293,7 @@ fn sorts_largest_first(field: &Field) -> bool {
     count >= MIN_VALUES && distinct >= MIN_DISTINCT
 }
 
+/// Whether most of a field's values are numbers.
 fn is_numeric(field: &Field) -> bool {
     let numbers = field
         .iter()
