@@ -355,9 +355,11 @@ static IS_STRUCTURE: [bool; 256] = {
 };
 
 /// A number as a tool prints a size or duration: `42`, `0.3874752`, `4.0K`, `2.5M`, `1.2G`,
-/// `12ms`; binary and decimal size suffixes scale it, so `900K` < `2.5M` as it should.
+/// `12ms`, `1,204,330`; binary and decimal size suffixes scale it, so `900K` < `2.5M` as it
+/// should.
 pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
     let token = token.trim_matches(|c: char| "[](),;:=\"'".contains(c));
+    let token = &*without_thousands_separators(token);
     let digits_end = token
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
         .unwrap_or(token.len());
@@ -385,6 +387,23 @@ pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
         .ok()
         .filter(|n| n.is_finite())
         .map(|n| n * scale)
+}
+
+/// `number` without the commas that group its thousands ("7,000 feet", "1,250,000"), as
+/// English writes a large bound; any other comma is left, and the number is then no number.
+pub(crate) fn without_thousands_separators(number: &str) -> Cow<'_, str> {
+    let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
+    let mut groups = whole.split(',');
+    let first = groups.next().unwrap_or_default();
+    let grouped = whole.contains(',')
+        && (1..=3).contains(&first.len())
+        && first.bytes().all(|b| b.is_ascii_digit())
+        && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
+    if grouped {
+        Cow::Owned(format!("{}{fraction}", whole.replace(',', "")))
+    } else {
+        Cow::Borrowed(number)
+    }
 }
 
 /// The longest runs of `bytes` whose every byte is a `member` (a line's words, its digit

@@ -154,6 +154,15 @@ fn quantities_compare_across_suffixes() {
 }
 
 #[test]
+fn quantities_read_counts_grouped_in_thousands() {
+    assert_eq!(parse_quantity("1,204,330"), Some(1_204_330.0));
+    assert_eq!(parse_quantity("12,345.5"), Some(12_345.5));
+    // Commas that group no thousands are a list, not a number.
+    assert_eq!(parse_quantity("1,2,3"), None);
+    assert_eq!(parse_quantity("1234,567"), None);
+}
+
+#[test]
 fn raised_exceptions_are_errors() {
     assert_eq!(
         level_from_words("E       TypeError: unsupported operand"),

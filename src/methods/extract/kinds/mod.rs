@@ -188,7 +188,8 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
         .collect();
     let mut lines = 0;
     for (u, unit) in doc.units.iter().enumerate() {
-        if unit.pinned || unit.weight == 0 || header.as_ref().is_some_and(|(h, _)| *h == u) {
+        // The lines down to the header are a title or a report's settings, not rows.
+        if unit.pinned || unit.weight == 0 || header.as_ref().is_some_and(|(h, _)| u <= *h) {
             continue;
         }
         let text = doc.text(u);
@@ -198,7 +199,7 @@ fn token_columns(doc: &Doc<'_>) -> Vec<Field> {
             .find(|l| !log::is_rule_of_dashes(l))
             .unwrap_or("");
         lines += 1;
-        for (k, token) in line_tokens(first_line).take(MAX_TOKENS).enumerate() {
+        for (k, token) in cell_tokens(first_line).take(MAX_TOKENS).enumerate() {
             if let Some(n) = super::doc::parse_quantity(token) {
                 columns[k].push(u, FieldValue::Number(n));
             }
@@ -234,20 +235,48 @@ pub(super) fn line_tokens(line: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The cells of a listing's row: its [`line_tokens`], where a parenthesised group after a
+/// cell (`1,204,330 (12.51%)`, `7 ( 0.30%)`) annotates it and takes no place of its own, so
+/// that a cell with its share and a bare `0` beside it sit at the same place on every row.
+fn cell_tokens(line: &str) -> impl Iterator<Item = &str> {
+    let mut tokens = line_tokens(line);
+    let mut first = true;
+    std::iter::from_fn(move || {
+        loop {
+            let token = tokens.next()?;
+            if std::mem::take(&mut first) || !token.starts_with('(') {
+                return Some(token);
+            }
+            // Skip the annotation through its closing parenthesis.
+            let mut closing = token;
+            while !closing.ends_with(')') {
+                closing = tokens.next()?;
+            }
+        }
+    })
+}
+
 /// The header of a listing (`ps aux`'s `USER PID %CPU %MEM …`, `unzip -lv`'s `Length Method
 /// Size …`, `pidstat -h`'s `# Time UID PID …`): among its first lines, one of at least three
 /// words and no number, the last such before the first row with a number (a rule of dashes may
-/// sit between; the first line may be a title with numbers). Returns its unit and its words
-/// (without a leading `#`), which name the columns below it.
+/// sit between; the first line may be a title with numbers). A report that gives its settings
+/// and totals before its table (a profiler's) frames the table's header with rules of dashes:
+/// a header-like line right above a rule, further down, is the header too. Returns its unit
+/// and its words (without a leading `#`), which name the columns below it.
 fn listing_header<'d>(doc: &'d Doc<'_>) -> Option<(usize, Vec<&'d str>)> {
     /// Lines from the top a header may sit at (after a title, a blank, an `Archive:` line).
     const MAX_HEADER_LINE: usize = 6;
+    /// Lines from the top a header framed by a rule may sit at, past a report's settings.
+    const MAX_FRAMED_HEADER_LINE: usize = 40;
     // A head unit may hold several lines (a title, the header, its rule).
-    let lines = (0..doc.units.len())
+    let lines: Vec<(usize, &str)> = (0..doc.units.len())
         .flat_map(|u| doc.text(u).lines().map(move |line| (u, line)))
-        .filter(|(_, line)| !line.trim().is_empty());
-    let mut previous: Option<(usize, Vec<&str>)> = None;
-    for (nth, (u, line)) in lines.take(MAX_HEADER_LINE + 1).enumerate() {
+        .filter(|(_, line)| !line.trim().is_empty())
+        .take(MAX_FRAMED_HEADER_LINE + 1)
+        .collect();
+    let mut header: Option<(usize, Vec<&str>)> = None;
+    let mut rows_begun = false;
+    for (nth, &(u, line)) in lines.iter().enumerate() {
         let mut tokens: Vec<&str> = line.split_whitespace().collect();
         // A commented header (`# Time UID PID`) names the columns after its `#`.
         if tokens.first() == Some(&"#") {
@@ -258,18 +287,27 @@ fn listing_header<'d>(doc: &'d Doc<'_>) -> Option<(usize, Vec<&'d str>)> {
             .any(|t| super::doc::parse_quantity(t).is_some());
         // The first line may be a title with numbers in it (`Linux 6.1.0 (host) … (2 CPU)`);
         // any later line with numbers is a row, and the header, if any, is above it.
-        if has_number && nth > 0 {
-            return previous;
+        if !rows_begun && nth > MAX_HEADER_LINE {
+            // No row came up in the first lines: no header above them names anything.
+            header = None;
+            rows_begun = true;
         }
+        rows_begun |= has_number && nth > 0;
         let words = tokens
             .iter()
             .filter(|t| t.starts_with(|c: char| c.is_alphabetic() || c == '%'))
             .count();
-        if tokens.len() >= 3 && !has_number && words * 2 > tokens.len() {
-            previous = Some((u, tokens));
+        let header_like = tokens.len() >= 3 && !has_number && words * 2 > tokens.len();
+        let framed = || {
+            lines
+                .get(nth + 1)
+                .is_some_and(|(_, l)| log::is_rule_of_dashes(l))
+        };
+        if header_like && (!rows_begun || framed()) {
+            header = Some((u, tokens));
         }
     }
-    None
+    header
 }
 
 /// Cuts units longer than `max_bytes`, so that one huge line (minified code, a log line with a

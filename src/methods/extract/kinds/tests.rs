@@ -477,3 +477,72 @@ fn an_app_shell_page_is_read_as_the_data_its_scripts_hold() {
         out.text
     );
 }
+
+/// A profiler's report: its settings and totals come before its table, whose header is framed
+/// by rules of dashes; each count is grouped in thousands and followed by its share in
+/// parentheses, or is a bare `0`. Asked for the function with the most misses, the condensed
+/// report keeps its row, far down a listing sorted by another column.
+#[test]
+fn a_report_table_after_its_settings_ranks_counts_with_their_shares() {
+    let rule = "-".repeat(60);
+    let mut report = format!("{rule}\n");
+    for (i, setting) in ["L1 cache", "L2 cache", "L3 cache", "Sampling"]
+        .iter()
+        .enumerate()
+    {
+        report.push_str(&format!(
+            "{setting}:  {} B, 64 B, {}-way\n",
+            32768 << i,
+            8 << i
+        ));
+    }
+    report.push_str("Command:  ./bench --rounds 3\nThresholds:  0.1 100 100 100\n");
+    let header = "Cycles               Stalls             Loads              Misses";
+    report.push_str(&format!("{rule}\n{header}\n{rule}\n"));
+    report
+        .push_str("9,876,543,210 (100.0%) 1,234,567 (100.0%) 3,456,789 (100.0%) 98,765 (100.0%)\n");
+    report.push_str(&format!("{rule}\n{header}  function\n{rule}\n"));
+    let share = |n: u64, total: u64| format!("({:5.2}%)", n as f64 * 100.0 / total as f64);
+    let cell = |n: u64, total: u64| {
+        if n == 0 {
+            format!("{:>18}", 0)
+        } else {
+            format!("{:>9} {}", grouped(n), share(n, total))
+        }
+    };
+    for i in 0..60u64 {
+        let cycles = 900_000_000 - i * 14_000_000;
+        let stalls = (i * 7_919) % 40_000;
+        let loads = if i % 3 == 0 {
+            0
+        } else {
+            20_000 + (i * 104_729) % 900_000
+        };
+        let misses = if i == 47 { 61_234 } else { (i * 331) % 2_000 };
+        report.push_str(&format!(
+            "{} {} {} {}  src/unit_{i}.c:step_{i}\n",
+            cell(cycles, 9_876_543_210),
+            cell(stalls, 1_234_567),
+            cell(loads, 3_456_789),
+            cell(misses, 98_765),
+        ));
+    }
+    let hints = Hints::new()
+        .with_query("which function takes the most cycles, and which has the most misses?");
+    let out = extract_with_stats(&report, &hints, 300, &TokenCounter::default()).text;
+    assert!(out.contains("step_0\n"), "{out}");
+    assert!(out.contains("step_47\n"), "{out}");
+}
+
+/// `n` with its thousands grouped by commas, as a profiler prints a count.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

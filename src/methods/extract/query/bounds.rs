@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::super::doc::parse_quantity;
+use super::super::doc::{parse_quantity, without_thousands_separators};
 use super::super::terms::{for_each_word, is_stopword};
 use super::WordHash;
 use super::phrases::{CLAUSE_ENDS, bare};
@@ -142,23 +142,6 @@ pub(super) fn without_threshold_numbers(text: &str) -> Cow<'_, str> {
     Cow::Owned(kept.join(" "))
 }
 
-/// `number` without the commas that group its thousands ("7,000 feet", "1,250,000"), as
-/// English writes a large bound; any other comma is left, and the number is then no number.
-fn without_thousands_separators(number: &str) -> Cow<'_, str> {
-    let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
-    let mut groups = whole.split(',');
-    let first = groups.next().unwrap_or_default();
-    let grouped = whole.contains(',')
-        && (1..=3).contains(&first.len())
-        && first.bytes().all(|b| b.is_ascii_digit())
-        && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
-    if grouped {
-        Cow::Owned(format!("{}{fraction}", whole.replace(',', "")))
-    } else {
-        Cow::Borrowed(number)
-    }
-}
-
 /// A threshold of a query: the token of its word, the token of its number, that number, and
 /// whether values above it pass.
 struct Threshold {
@@ -198,7 +181,7 @@ fn thresholds<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = Threshold> + 't
         if !magnitude.starts_with(|c: char| c.is_ascii_digit()) {
             return None;
         }
-        let value = parse_quantity(&without_thousands_separators(magnitude))?;
+        let value = parse_quantity(magnitude)?;
         Some(if signed { -value } else { value })
     };
     (0..tokens.len()).filter_map(move |i| {
