@@ -6,7 +6,8 @@
 //! Read as lines, the item's tag matches the query's exact term and its lines (where the
 //! default is written: `The default is 500 milliseconds.`) match nothing, and lose to lines
 //! of other items that repeat the query's plain words. Here each item the query names by its
-//! tag is one block, raised whole.
+//! tag is one block, raised whole: by an exact term, by every word of a tag of several, or by
+//! a one-word tag (a builtin's name) the rest of the manual seldom says.
 
 use crate::methods::extract::doc::Doc;
 use crate::methods::extract::query::Query;
@@ -17,10 +18,13 @@ const MIN_REQUEST_SHARE: usize = 30;
 /// Fewer lines than this is too little to tell a manual from a text with a few dotted lines.
 const MIN_LINES: usize = 20;
 /// An item longer than this is a chapter of the manual, not the entry of one option.
-const MAX_ITEM_LINES: usize = 60;
+const MAX_ITEM_LINES: usize = 80;
 /// Named items may cover at most this share (in percent) of the lines: past it the tag's
 /// words are the manual's common words.
 const MAX_NAMED_SHARE: usize = 25;
+/// A one-word tag the query names is the item asked about when at most this many lines
+/// outside its item say the word, or one in a hundred of the manual's lines, if more.
+const MIN_LINES_SAYING_ONE_WORD_TAG: usize = 3;
 /// Added to every line of an item the query names.
 const NAMED_ITEM_PRIOR: f32 = 4.0;
 
@@ -128,6 +132,15 @@ fn tag_name(tag: &str) -> Option<String> {
     None
 }
 
+/// Whether `line` is a short line of text, no request: the tag of an indented block under it.
+fn is_text_tag(line: &str) -> bool {
+    /// Words a tag has at most; more is a sentence leading into an indented example.
+    const MAX_TAG_WORDS: usize = 6;
+    request(line).is_none()
+        && !line.trim().is_empty()
+        && line.split_whitespace().count() <= MAX_TAG_WORDS
+}
+
 /// The list items of a manual, as (first unit, one past the last, tag name): an item runs to
 /// the next item of its list, the end of its list (`.El`, `.RE`), a paragraph break of the
 /// `man` macros (`.PP`) or a section heading.
@@ -172,6 +185,14 @@ fn items(doc: &Doc<'_>) -> Vec<(usize, usize, String)> {
                 open.push((depth, u, tag_name(&line[3..])));
             }
             Some("PP" | "LP" | "P") => close(&mut open, &mut found, depth, u),
+            // A short line of text over an indented block (`\fBwatch\fP` and then `.RS 4`,
+            // as manuals converted from AsciiDoc write an option) is an item's tag; the item
+            // runs to the block's end.
+            Some("RS") if u > 0 && is_text_tag(doc.text(u - 1)) => {
+                close(&mut open, &mut found, depth + 1, u - 1);
+                open.push((depth + 1, u - 1, tag_name(doc.text(u - 1))));
+                depth += 1;
+            }
             Some("Bl" | "RS") => depth += 1,
             Some("El" | "RE") => {
                 close(&mut open, &mut found, depth, u);
@@ -187,6 +208,23 @@ fn items(doc: &Doc<'_>) -> Vec<(usize, usize, String)> {
     close(&mut open, &mut found, 0, doc.units.len());
     found.sort_unstable();
     found
+}
+
+/// How many lines of `doc` outside `item` hold `word` as a whole word, whatever its case.
+fn lines_saying(doc: &Doc<'_>, word: &str, item: std::ops::Range<usize>) -> usize {
+    let word = word.to_ascii_lowercase();
+    let is_word_byte = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    (0..doc.units.len())
+        .filter(|u| !item.contains(u))
+        .filter(|&u| {
+            let line = doc.text(u).to_ascii_lowercase();
+            let bytes = line.as_bytes();
+            line.match_indices(&word).any(|(at, _)| {
+                !is_word_byte(at.checked_sub(1).and_then(|i| bytes.get(i)))
+                    && !is_word_byte(bytes.get(at + word.len()))
+            })
+        })
+        .count()
 }
 
 /// When `doc` (one unit per line) is the roff source of a manual, raises every item whose tag
@@ -205,8 +243,15 @@ pub(crate) fn weigh_named_items(doc: &mut Doc<'_>, query: &Query) {
                 return Some((start, end, true));
             }
             let words = name.split(['-', '_']).filter(|w| !w.is_empty()).count();
-            (words > 1 && query.names_every_word(&name, true, &mut buf))
-                .then_some((start, end, false))
+            // A one-word tag (a builtin's name) is named by a query word only when the rest
+            // of the manual seldom says it: a rare name, not `set` or `read`.
+            let rare = || {
+                let most = MIN_LINES_SAYING_ONE_WORD_TAG.max(doc.units.len() / 100);
+                lines_saying(doc, &name, start..end) <= most
+            };
+            let named = query.names_every_word(&name, true, &mut buf)
+                && (words > 1 || (!name.starts_with('-') && rare()));
+            named.then_some((start, end, false))
         })
         .collect();
     let lines = doc.units.len();
@@ -342,5 +387,72 @@ mod tests {
         assert!(!is_manual(&doc));
         let text = mdoc();
         assert!(is_manual(&lines::build(&text, lines::Style::Text)));
+    }
+
+    /// A shell's manual lists its builtins as items of one-word tags, each with lists of its
+    /// own flags: the builtin a query names by a word the rest of the manual seldom says is
+    /// raised whole, nested lists and all; one whose name the manual says everywhere is not.
+    #[test]
+    fn a_builtin_named_by_a_word_the_manual_seldom_says_is_raised_whole() {
+        let mut text = String::from(".Dt SHELL 1\n.Sh BUILTINS\n.Bl -tag -width Ds\n");
+        for name in ["alias", "set", "quota", "wait"] {
+            text.push_str(&format!(
+                ".It {name} Xo\n.Op Fl a\n.Xc\nWhat {name} does.\n"
+            ));
+            text.push_str(".Bl -tag -width Fl\n");
+            for flag in 0..28 {
+                text.push_str(&format!(".It Fl l{flag}\nset or show limit {flag}\n"));
+            }
+            text.push_str(".El\n.Pp\nWith no flag, the first limit is shown.\n");
+        }
+        text.push_str(".El\n.Sh SEE ALSO\n.Xr sh 1\n");
+        for i in 0..40 {
+            text.push_str(&format!("Use set to change option {i}.\n"));
+        }
+        let doc = lines::build(&text, lines::Style::Text);
+        let found = items(&doc);
+        let (start, end, _) = found.iter().find(|(_, _, n)| n == "quota").unwrap();
+        assert!(end - start > 60, "an item of {} lines", end - start);
+        let raised = |query: &str| {
+            let mut doc = lines::build(&text, lines::Style::Text);
+            let query = Query::from_hints(&Hints::new().with_query(query)).unwrap();
+            let before = prior(&doc, "What quota does.");
+            weigh_named_items(&mut doc, &query);
+            let shown = (0..doc.units.len())
+                .filter(|&u| doc.text(u) == "With no flag, the first limit is shown.")
+                .map(|u| doc.units[u].prior - before)
+                .collect::<Vec<_>>();
+            (
+                prior(&doc, "What quota does.") - before,
+                prior(&doc, "What set does.") - before,
+                shown,
+            )
+        };
+        let (quota, set, shown) = raised("what does the quota builtin show with no flag?");
+        assert_eq!(quota, NAMED_ITEM_PRIOR);
+        assert_eq!(set, 0.0);
+        assert_eq!(shown, [0.0, 0.0, NAMED_ITEM_PRIOR, 0.0]);
+        let (_, set, _) = raised("what does the set builtin show with no flag?");
+        assert_eq!(set, 0.0);
+    }
+
+    /// Manuals converted from AsciiDoc write each option as a line of text over an indented
+    /// block (`\fBwatch\fP`, `.RS 4`, its lines, `.RE`): each is an item named by it.
+    #[test]
+    fn a_tag_over_an_indented_block_is_an_item() {
+        let mut text = String::from(".TH TOOL 8\n.SH OPTIONS\n");
+        for i in 0..10 {
+            text.push_str(&format!(
+                ".sp\n\\fBopt{i}\\fP\n.RS 4\nWhat opt{i} does.\n.sp\nThe default is {i}.\n.RE\n"
+            ));
+        }
+        text.push_str(".sp\nFor example, mount it twice in a row with the same long set of words:\n.RS 4\n.nf\nmount -a\n.fi\n.RE\n");
+        let doc = lines::build(&text, lines::Style::Text);
+        let found = items(&doc);
+        assert_eq!(found.len(), 10, "{found:?}");
+        let (start, end, name) = &found[9];
+        assert_eq!(name, "opt9");
+        assert_eq!(doc.text(*start), "\\fBopt9\\fP");
+        assert_eq!(doc.text(end - 1), "The default is 9.");
     }
 }
