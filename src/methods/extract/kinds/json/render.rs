@@ -184,6 +184,14 @@ pub(super) fn render(
                     Value::Object(_) | Value::Array(_) => {
                         render(out, x, share, depth + 1, ctx, &|_| false)
                     }
+                    // A digest the query asks for by its key (the `parent` of "what was its
+                    // parent") is the answer, whole.
+                    Value::String(s)
+                        if elided_digest(s, query).is_some()
+                            && elided_member_digest(k, s, query).is_none() =>
+                    {
+                        out.push_str(&json_string(s))
+                    }
                     _ => {
                         let cap = match x {
                             Value::String(s) => text_cap(s, string_cap, ctx),

@@ -378,3 +378,30 @@ fn a_digest_the_query_asks_for_by_its_key_is_kept_whole() {
     let doc = build_value(&page, Some(&other), 300);
     assert!(!unit_texts(&doc).iter().any(|t| t.contains(token)));
 }
+
+#[test]
+fn a_digest_of_a_record_the_query_asks_for_by_its_key_is_kept_whole() {
+    let digest = |seed: u64| {
+        (0..4)
+            .map(|i| format!("{:016x}", (seed + i).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+            .collect::<String>()
+    };
+    // A listing whose first record describes the rest: its digests are members of a record
+    // rendered whole, not a map's members.
+    let mut records = vec![serde_json::json!({
+        "time": "2026-01-02T03:04:05Z", "parent": digest(1), "tree": digest(2),
+        "hostname": "build-7", "kind": "snapshot",
+    })];
+    for i in 0..40 {
+        records.push(serde_json::json!({
+            "name": format!("page-{i}.html"), "type": "file", "size": 1000 + i * 37,
+            "mode": 420, "kind": "node",
+        }));
+    }
+    let query = query_of("which snapshot is this and what was its parent?");
+    let doc = build_value(&Value::Array(records), Some(&query), 1000);
+    let texts = unit_texts(&doc);
+    assert!(texts.iter().any(|t| t.contains(&digest(1))), "{texts:?}");
+    // The digest it does not ask for is cut to its head.
+    assert!(!texts.iter().any(|t| t.contains(&digest(2))), "{texts:?}");
+}
