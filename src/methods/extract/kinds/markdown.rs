@@ -37,7 +37,8 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
     let mut headings: Vec<(usize, usize)> = Vec::new();
     let mut section: u32 = 0;
     let mut in_fence = false;
-    let mut fence_lines = 0;
+    // Lines of code, not comments, in the open unit of a code block.
+    let mut code_lines = 0;
     // The paragraph being gathered: its unit index, if one is open.
     let mut open: Option<usize> = None;
     let mut i = 0;
@@ -48,24 +49,32 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
         let heading_parent = headings.last().map(|&(_, u)| u);
         if is_fence(trimmed, in_fence) && (in_fence || closes_later(text, &spans[i + 1..])) {
             in_fence = !in_fence;
-            fence_lines = 0;
             open = None;
             i += 1;
             continue;
         }
         if in_fence {
             if !trimmed.is_empty() {
+                // A comment says what the line under it is (`// Retry a failed fetch`
+                // over `retry: boolean = true;`): it opens a unit the line joins.
+                let comment = is_code_comment(trimmed);
+                let joins = if comment {
+                    code_lines == 0
+                } else {
+                    code_lines < CODE_LINES_PER_UNIT
+                };
                 match open {
-                    Some(u) if fence_lines % CODE_LINES_PER_UNIT != 0 => {
+                    Some(u) if joins => {
                         units[u].span.set_end(span.end);
                         units[u].weight += 1;
                     }
                     _ => {
                         units.push(content_unit(span, heading_parent, section, line));
                         open = Some(units.len() - 1);
+                        code_lines = 0;
                     }
                 }
-                fence_lines += 1;
+                code_lines += usize::from(!comment);
             }
             i += 1;
             continue;
@@ -184,6 +193,14 @@ fn heading_at(text: &str, spans: &[std::ops::Range<usize>], i: usize) -> Option<
         return Some((level, end));
     }
     None
+}
+
+/// Whether the trimmed line of a code block is a comment (`//`, `#`, `--`, `/*`, a ` * ` of a
+/// doc comment, `<!--`).
+fn is_code_comment(trimmed: &str) -> bool {
+    ["//", "#", "--", "/*", "* ", "*/", "<!--"]
+        .iter()
+        .any(|marker| trimmed.starts_with(marker))
 }
 
 /// Whether `trimmed` opens a fenced code block (or, `in_fence`, closes one). A line that
@@ -364,5 +381,24 @@ mod tests {
             let error = doc.text(u).contains("error");
             assert_eq!(unit.level == Level::Error, error, "{}", doc.text(u));
         }
+    }
+
+    #[test]
+    fn a_comment_in_a_code_block_opens_the_unit_of_the_line_it_explains() {
+        let text = "## Options\n\n```ts\ninterface Settings {\n  // Retry a failed fetch\n  retry: boolean = true;\n  // Cache what was fetched\n  cache: boolean = false;\n  /* Where results go\n   * when given */\n  target?: string;\n}\n```\n";
+        let doc = build(text.into(), ContentKind::Markdown);
+        let texts: Vec<&str> = (0..doc.units.len()).map(|u| doc.text(u)).collect();
+        assert!(
+            texts.contains(&"  // Retry a failed fetch\n  retry: boolean = true;"),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"  // Cache what was fetched\n  cache: boolean = false;"),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"  /* Where results go\n   * when given */\n  target?: string;\n}"),
+            "{texts:?}"
+        );
     }
 }
