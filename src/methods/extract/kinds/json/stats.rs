@@ -99,6 +99,11 @@ pub(super) fn record_template(item: &Value, stats: &KeyStats) -> u64 {
                     hasher.update(s.as_bytes())
                 }
                 Value::Object(inner) => {
+                    // Which members a nested object has is the record's shape too: a release
+                    // whose changes hold a `major` list is another kind than a patch.
+                    for nested in inner.keys() {
+                        hasher.update(nested.as_bytes());
+                    }
                     let Some(categories) = stats.nested_categories.get(k.as_str()) else {
                         continue;
                     };

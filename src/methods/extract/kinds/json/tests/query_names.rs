@@ -405,3 +405,32 @@ fn a_digest_of_a_record_the_query_asks_for_by_its_key_is_kept_whole() {
     // The digest it does not ask for is cut to its head.
     assert!(!texts.iter().any(|t| t.contains(&digest(2))), "{texts:?}");
 }
+
+#[test]
+fn records_whose_nested_objects_hold_other_members_are_another_shape() {
+    // A changelog: most releases only patch; a few break, under a `major` list. As templates
+    // of one shape, the few would be repeats of the many, each ranked lower than the last.
+    let releases: Vec<Value> = (0..40)
+        .map(|i| {
+            let changes = if i % 10 == 3 {
+                serde_json::json!({"major": [{"comment": format!("Breaking change {i}")}],
+                                   "patch": [{"comment": format!("Fix {i}")}]})
+            } else {
+                serde_json::json!({"patch": [{"comment": format!("Fix {i}")}]})
+            };
+            serde_json::json!({"version": format!("1.{i}.0"), "date": "2026-01-01", "comments": changes})
+        })
+        .collect();
+    let doc = build_value(&serde_json::json!({"entries": releases}), None, 1000);
+    let template_of = |needle: &str| {
+        let u = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains(needle))
+            .unwrap_or_else(|| panic!("no unit with {needle}"));
+        doc.units[u].template
+    };
+    assert_ne!(template_of("Breaking change 13"), template_of("Fix 12\""));
+    assert_eq!(
+        template_of("Breaking change 13"),
+        template_of("Breaking change 23")
+    );
+}
