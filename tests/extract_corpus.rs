@@ -22,8 +22,9 @@ const TOLERANCE: f64 = 2.0;
 /// a deep tree's context lines shown by their short members only to 89.6%: `npm ls`'s
 /// `_id` of a package kept only as the context of its dependencies; the rules of later blind
 /// checks to 91.5%, and dev2 to 96.1%, then to 96.9% with definition-list entries raised
-/// whole; own to 91.9% with listings sorted largest first ranked by their sorted column).
-const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 96.9), ("own", 91.9)];
+/// whole; own to 91.9% with listings sorted largest first ranked by their sorted column, to
+/// 92.4% with a comment in a Markdown code block kept with the line it explains).
+const RECORDED: &[(&str, f64)] = &[("dev", 97.6), ("dev2", 96.9), ("own", 92.4)];
 /// Own cases known to keep fewer than half their facts at 2,000 tokens, with the shape that
 /// loses them. Every other case must keep half; a listed case that reaches half fails the test
 /// too, so that it leaves this list.
