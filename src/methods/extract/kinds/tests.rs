@@ -507,7 +507,11 @@ fn a_report_table_after_its_settings_ranks_counts_with_their_shares() {
         if n == 0 {
             format!("{:>18}", 0)
         } else {
-            format!("{:>9} {}", grouped(n), share(n, total))
+            format!(
+                "{:>9} {}",
+                crate::methods::truncate::group(n as usize),
+                share(n, total)
+            )
         }
     };
     for i in 0..60u64 {
@@ -532,17 +536,4 @@ fn a_report_table_after_its_settings_ranks_counts_with_their_shares() {
     let out = extract_with_stats(&report, &hints, 300, &TokenCounter::default()).text;
     assert!(out.contains("step_0\n"), "{out}");
     assert!(out.contains("step_47\n"), "{out}");
-}
-
-/// `n` with its thousands grouped by commas, as a profiler prints a count.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
