@@ -390,7 +390,8 @@ pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
 }
 
 /// `number` without the commas that group its thousands ("7,000 feet", "1,250,000"), as
-/// English writes a large bound; any other comma is left, and the number is then no number.
+/// English writes a large bound and many tools a count; any other comma is left, and the
+/// number is then no number.
 pub(crate) fn without_thousands_separators(number: &str) -> Cow<'_, str> {
     let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
     let mut groups = whole.split(',');

@@ -228,8 +228,9 @@ fn lines_saying(doc: &Doc<'_>, word: &str, item: std::ops::Range<usize>) -> usiz
 }
 
 /// When `doc` (one unit per line) is the roff source of a manual, raises every item whose tag
-/// the query names (by an exact term, or by every word of a tag of several words) as one
-/// block: the option asked about comes with the lines that give its default and meaning.
+/// the query names (by an exact term, by every word of a tag of several words, or by the word
+/// of a one-word tag the rest of the manual seldom says) as one block: the option asked about
+/// comes with the lines that give its default and meaning.
 pub(crate) fn weigh_named_items(doc: &mut Doc<'_>, query: &Query) {
     if !is_manual(doc) {
         return;
