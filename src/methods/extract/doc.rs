@@ -393,6 +393,10 @@ pub(crate) fn parse_quantity(token: &str) -> Option<f64> {
 /// English writes a large bound and many tools a count; any other comma is left, and the
 /// number is then no number.
 pub(crate) fn without_thousands_separators(number: &str) -> Cow<'_, str> {
+    // Most tokens hold no comma: one scan tells.
+    if !number.contains(',') {
+        return Cow::Borrowed(number);
+    }
     let (whole, fraction) = number.split_at(number.find('.').unwrap_or(number.len()));
     let mut groups = whole.split(',');
     let first = groups.next().unwrap_or_default();

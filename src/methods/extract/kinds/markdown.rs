@@ -57,7 +57,7 @@ fn cut(text: &str, line_per_block: bool) -> Vec<Unit> {
             if !trimmed.is_empty() {
                 // A comment says what the line under it is (`// Retry a failed fetch`
                 // over `retry: boolean = true;`): it opens a unit the line joins.
-                let comment = is_code_comment(trimmed);
+                let comment = super::code::is_comment(trimmed) || trimmed.starts_with("<!--");
                 let joins = if comment {
                     code_lines == 0
                 } else {
@@ -193,14 +193,6 @@ fn heading_at(text: &str, spans: &[std::ops::Range<usize>], i: usize) -> Option<
         return Some((level, end));
     }
     None
-}
-
-/// Whether the trimmed line of a code block is a comment (`//`, `#`, `--`, `/*`, a ` * ` of a
-/// doc comment, `<!--`).
-fn is_code_comment(trimmed: &str) -> bool {
-    ["//", "#", "--", "/*", "* ", "*/", "<!--"]
-        .iter()
-        .any(|marker| trimmed.starts_with(marker))
 }
 
 /// Whether `trimmed` opens a fenced code block (or, `in_fence`, closes one). A line that

@@ -187,8 +187,7 @@ pub(super) fn render(
                     // A digest the query asks for by its key (the `parent` of "what was its
                     // parent") is the answer, whole.
                     Value::String(s)
-                        if elided_digest(s, query).is_some()
-                            && elided_member_digest(k, s, query).is_none() =>
+                        if asks_by_key(k, query) && elided_digest(s, query).is_some() =>
                     {
                         out.push_str(&json_string(s))
                     }
@@ -272,14 +271,19 @@ pub(super) fn elided_digest(s: &str, query: Option<&Query>) -> Option<String> {
 /// [`elided_digest`] for a member's value: a digest the query asks for by its key (the
 /// `nextPageToken` of "is there a token for the next page") is kept whole.
 pub(super) fn elided_member_digest(key: &str, s: &str, query: Option<&Query>) -> Option<String> {
-    // A key mostly of query words (`next`, `page` and `token` of `nextPageToken`).
-    if query.is_some_and(|q| {
-        let (named, words) = q.key_words_named(key);
-        named * 2 > words
-    }) {
+    if asks_by_key(key, query) {
         return None;
     }
     elided_digest(s, query)
+}
+
+/// Whether `key` is mostly of query words (`next`, `page` and `token` of `nextPageToken`):
+/// the query asks for its value.
+fn asks_by_key(key: &str, query: Option<&Query>) -> bool {
+    query.is_some_and(|q| {
+        let (named, words) = q.key_words_named(key);
+        named * 2 > words
+    })
 }
 
 /// `window_query`, when given, is the query whose sentences are kept past the head.
