@@ -40,6 +40,10 @@ pub(in super::super) fn raise_last_matches(
 /// how things stood at the end. For a query about the end, each repeated line the query
 /// matches trades its score with its last repeat's, so that the last stands for the others.
 /// Run after repeats are lowered: it keeps their order, only changes which line leads.
+///
+/// Only a last repeat that matches the query as its best repeat does takes the lead: records
+/// of one shape that name different things (one file each of a listing) share a template too,
+/// and the last of them does not stand for the one the query named.
 pub(in super::super) fn lead_with_last_repeats(
     doc: &Doc<'_>,
     query_scores: &[f32],
@@ -59,7 +63,10 @@ pub(in super::super) fn lead_with_last_repeats(
         }
     }
     for (best, last) in last_of.into_values() {
-        if best != last && scores[best] > scores[last] {
+        if best != last
+            && scores[best] > scores[last]
+            && query_scores[last] >= MIN_MATCH_SHARE * query_scores[best]
+        {
             scores.swap(best, last);
         }
     }
@@ -137,6 +144,48 @@ mod tests {
             "{} <= {}",
             scores[last],
             scores[first]
+        );
+    }
+
+    #[test]
+    fn the_last_record_of_a_listing_does_not_take_a_named_records_place() {
+        use crate::methods::extract::Hints;
+        use crate::methods::extract::kinds::json;
+        use crate::methods::extract::query::Query;
+        use crate::methods::extract::score::score;
+
+        let mut text = String::new();
+        for (i, name) in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+            .iter()
+            .cycle()
+            .take(60)
+            .enumerate()
+        {
+            let dir = if i == 7 { "ledger" } else { "pages" };
+            text.push_str(&format!(
+                "{{\"name\":\"{name}{i}.html\",\"type\":\"file\",\"path\":\"/site/{dir}/{name}{i}.html\",\"size\":{}}}\n",
+                1000 + i * 37
+            ));
+        }
+        let query = Query::from_hints(
+            &Hints::new()
+                .with_query("In the latest listing, how big is the file in the ledger folder?"),
+        )
+        .unwrap();
+        let doc = json::build_lines(&text, Some(&query), 4000);
+        let scores = score(&doc, Some(&query));
+        let named = (0..doc.units.len())
+            .find(|&u| doc.text(u).contains("ledger"))
+            .unwrap();
+        let best_other = (0..doc.units.len())
+            .filter(|&u| u != named && !doc.units[u].pinned)
+            .map(|u| scores[u])
+            .fold(f32::MIN, f32::max);
+        // Without the match test the named record traded places with the last record.
+        assert!(
+            scores[named] > best_other,
+            "{} <= {best_other}",
+            scores[named]
         );
     }
 
