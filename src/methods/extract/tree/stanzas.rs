@@ -14,6 +14,10 @@ const MAX_OTHER_SHARE: usize = 5;
 /// The share of records (in percent) that must start with the same key (`Package`, `Name`):
 /// a list of records of one kind, not a few sections of anything.
 const MIN_SAME_FIRST_KEY: usize = 80;
+/// The share of records (in percent) that must start with one of two keys, when no one key
+/// starts most of them; each of the two starts at least [`MIN_KIND_RECORDS`].
+const MIN_TWO_KINDS_SHARE: usize = 90;
+const MIN_KIND_RECORDS: usize = 4;
 /// A key longer than this is a sentence with a colon, not a field name.
 const MAX_KEY_BYTES: usize = 40;
 /// Lines of a banner (a program's name and version, what it lists) that may come before the
@@ -114,17 +118,34 @@ fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
     if lines == 0 || records.is_empty() || other * 100 > lines * MAX_OTHER_SHARE {
         return None;
     }
-    let first_key = |r: &LineRecord| &text[r.fields[0].key.clone()];
-    let same = records
-        .iter()
-        .filter(|r| first_key(r) == first_key(&records[0]))
-        .count();
-    (same * 100 >= records.len() * MIN_SAME_FIRST_KEY).then_some(LineRecords {
+    (of_few_kinds(text, &records)).then_some(LineRecords {
         layout: Layout::Lines,
         header: None,
         records,
         footer: None,
     })
+}
+
+/// Whether `records` are a list of records of one kind, or of two kinds: most start with the
+/// same key (`Package`), or nearly all with one of two keys and each of them often, as a
+/// Debian copyright file's `Files` stanzas and the `License` stanzas after them. A few sections
+/// of anything start with keys of their own.
+fn of_few_kinds(text: &str, records: &[LineRecord]) -> bool {
+    let first_key = |r: &LineRecord| &text[r.fields[0].key.clone()];
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for record in records {
+        let key = first_key(record);
+        match counts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((key, 1)),
+        }
+    }
+    counts.sort_unstable_by_key(|c| std::cmp::Reverse(c.1));
+    let n = records.len();
+    let first = counts[0].1;
+    let second = counts.get(1).map_or(0, |c| c.1);
+    first * 100 >= n * MIN_SAME_FIRST_KEY
+        || (second >= MIN_KIND_RECORDS && (first + second) * 100 >= n * MIN_TWO_KINDS_SHARE)
 }
 
 /// Whether the sample `lines` (non-blank) start like stanzas: the first line a `Key: value`
@@ -331,6 +352,41 @@ pub(in crate::methods::extract) mod tests {
         let value = parse(text).unwrap().to_value(text);
         assert_eq!(value[1]["Version"], "66.1.1");
         assert_eq!(value[0]["Home-page"], "https://pip.pypa.io/");
+    }
+
+    #[test]
+    fn a_copyright_files_stanzas_of_two_kinds_are_records() {
+        // A machine-readable Debian copyright file: a header, `Files` stanzas, then the
+        // `License` stanzas their short names refer to.
+        let mut text = String::from(
+            "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
+             Upstream-Name: widget\n\n",
+        );
+        for (i, license) in ["MIT", "BSD-3-clause", "Zlib", "MIT", "Apache-2.0"]
+            .iter()
+            .enumerate()
+        {
+            text.push_str(&format!(
+                "Files: src/part{i}/*\nCopyright: 2019 Some Author {i}\n           2020 Another One\n\
+                 License: {license}\n\n"
+            ));
+        }
+        for license in ["MIT", "BSD-3-clause", "Zlib", "Apache-2.0"] {
+            text.push_str(&format!(
+                "License: {license}\n Permission is granted under these terms.\n .\n \
+                 The full text follows here.\n\n"
+            ));
+        }
+        let list = parse(&text).unwrap();
+        assert_eq!(list.records.len(), 10);
+        let value = list.to_value(&text);
+        assert_eq!(value[3]["License"], "Zlib");
+        assert!(
+            value[3]["Copyright"]
+                .as_str()
+                .unwrap()
+                .contains("Another One")
+        );
     }
 
     #[test]
