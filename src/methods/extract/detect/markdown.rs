@@ -91,8 +91,10 @@ pub(super) fn looks_like_markdown(lines: &[&str], blocks: &Blocks) -> bool {
         // A `#` line next to another is a block of comments (a config file's, a script's):
         // markdown puts text under a heading before the next one.
         let in_comment_block = hashed(i + 1) || (i > 0 && hashed(i - 1));
-        let atx =
-            t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') && !in_comment_block;
+        let atx = t.starts_with('#')
+            && t.trim_start_matches('#').starts_with(' ')
+            && !in_comment_block
+            && !is_settings_line(t.trim_start_matches('#'));
         if atx {
             headings += 1;
         } else if is_setext_heading(lines, blocks, i) {
@@ -106,6 +108,20 @@ pub(super) fn looks_like_markdown(lines: &[&str], blocks: &Blocks) -> bool {
         }
     }
     headings >= 2 || (headings >= 1 && marks >= 3)
+}
+
+/// Whether the text after a `#` is a program's settings (`off=0 ctb=99 tag=6`, a dump's
+/// annotation of each packet) rather than a title: most of its words are `key=value`.
+fn is_settings_line(text: &str) -> bool {
+    let (mut words, mut settings) = (0, 0);
+    for word in text.split_whitespace() {
+        words += 1;
+        settings += usize::from(
+            word.find('=')
+                .is_some_and(|at| at > 0 && at + 1 < word.len()),
+        );
+    }
+    settings >= 2 && settings * 2 > words
 }
 
 /// Whether `line` holds a markdown link, `[text](target)`, whose target reads as one: an
