@@ -88,6 +88,10 @@ pub(crate) fn detect(text: &str) -> (ContentKind, Option<serde_json::Value>) {
         if looks_like_json_lines(trimmed) {
             return (ContentKind::JsonLines, None);
         }
+        // Documents printed one after another, each over many lines: one array of them.
+        if let Some(values) = super::kinds::json::parse_stream(text) {
+            return (ContentKind::Json, Some(values));
+        }
     }
     let sample = &text[..crate::tokens::floor_char_boundary(text, SAMPLE_BYTES)];
     // XML that is a list of records reads best as that list; other XML as lines.

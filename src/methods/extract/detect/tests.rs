@@ -198,6 +198,40 @@ fn a_report_that_underlines_one_title_before_each_entry_is_not_markdown() {
 }
 
 #[test]
+fn documents_printed_one_after_another_are_one_json_array() {
+    // `go list -json` and `jq '.[]'` print each value over many lines, one after another.
+    let mut stream = String::new();
+    for name in ["fmt", "io", "example.com/app/internal/util"] {
+        stream.push_str(&format!(
+            "{{\n\t\"ImportPath\": \"{name}\",\n\t\"GoFiles\": [\n\t\t\"a.go\"\n\t]\n}}\n"
+        ));
+    }
+    let (kind, value) = detect(&stream);
+    assert_eq!(kind, ContentKind::Json);
+    let value = value.unwrap();
+    assert_eq!(value[2]["ImportPath"], "example.com/app/internal/util");
+    // A log line that opens with a document is still no stream.
+    assert_ne!(detect("{\"a\": 1}\nstarted in 3 ms\n").0, ContentKind::Json);
+}
+
+#[test]
+fn a_dump_that_annotates_each_packet_with_settings_is_not_markdown() {
+    // A packet dump prints `# off=… tag=…` over each packet it decodes.
+    let mut dump = String::new();
+    for (i, offset) in [0, 528, 1121, 1714].iter().enumerate() {
+        dump.push_str(&format!(
+            "# off={offset} ctb=89 tag=2 hlen=3 plen=590\n:signature packet: algo 1, keyid \
+             73A4F27B8DD4793{i}\n\tversion 4, created 1610882319, md5len 0, sigclass 0x1f\n\
+             \thashed subpkt 2 len 4 (sig created 2021-01-17)\n"
+        ));
+    }
+    assert_eq!(detect(&dump).0, ContentKind::Text);
+    // Headings that only mention a setting are still headings.
+    let markdown = "# Setting retries=3\n\nSome text.\n\n## Usage\n\nRun it.\n";
+    assert_eq!(detect(markdown).0, ContentKind::Markdown);
+}
+
+#[test]
 fn a_config_file_of_comment_blocks_is_not_markdown() {
     // The shape of redis.conf or java.security: prose in `#` blocks over settings.
     let text = "# Redis configuration file example.\n#\n# Note that in order to read the \

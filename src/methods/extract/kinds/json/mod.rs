@@ -30,7 +30,7 @@ mod stats;
 mod table;
 
 use raw::{Element, Item};
-pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document, parse_value};
+pub(crate) use raw::{PARSE_WHOLE_BYTES, is_document, parse_stream, parse_value};
 pub(crate) use render::is_naming_key;
 use spacing::Spacing;
 pub(crate) use spacing::Strings;

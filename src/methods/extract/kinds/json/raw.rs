@@ -37,6 +37,21 @@ pub(crate) fn parse_value(text: &str) -> Option<Value> {
     }
 }
 
+/// The values of a stream of JSON documents one after another (`go list -json`, `jq '.[]'`),
+/// each an object or an array, as one array of them; `None` unless there are at least two and
+/// the whole text is such a stream. A failed parse ends at the first byte that is not JSON.
+pub(crate) fn parse_stream(text: &str) -> Option<Value> {
+    let mut values = Vec::new();
+    for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let value = value.ok()?;
+        if !(value.is_object() || value.is_array()) {
+            return None;
+        }
+        values.push(value);
+    }
+    (values.len() >= 2).then_some(Value::Array(values))
+}
+
 /// `text` with every number outside a string that a float cannot hold put in quotes; `None`
 /// when it has none.
 fn with_huge_numbers_quoted(text: &str) -> Option<String> {
