@@ -40,6 +40,20 @@ pub(crate) fn is_border(line: &str) -> bool {
 /// (`569,30,malignant,benign` above scikit-learn's breast cancer table).
 const MAX_PREAMBLE_LINES: usize = 2;
 
+/// Whether every comma of `line` sits inside parentheses.
+fn commas_all_in_parentheses(line: &str) -> bool {
+    let mut depth = 0usize;
+    for b in line.bytes() {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
 /// The delimiter of a table whose lines mostly split into the header's number of fields, and
 /// how many of its first (non-border) lines are a preamble above the header.
 fn layout(lines: &[&str]) -> Option<(u8, usize)> {
@@ -55,7 +69,10 @@ fn layout(lines: &[&str]) -> Option<(u8, usize)> {
             // A line that opens with a tab and holds no other is indented, not a row of two
             // columns the first of them empty (`fc-list -v`'s `\tfamily: "Lato"(s)`).
             let indented = d == b'\t' && columns == 2 && header.starts_with('\t');
-            columns >= min_columns && !indented && {
+            // Commas that all sit inside parentheses part a call's arguments
+            // (`make_file(src,*,2)` of a tool's trace), not cells.
+            let call = d == b',' && commas_all_in_parentheses(header);
+            columns >= min_columns && !indented && !call && {
                 let same = lines
                     .iter()
                     .filter(|l| split(l, d).len() == columns)

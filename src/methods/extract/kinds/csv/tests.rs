@@ -194,3 +194,24 @@ fn prose_with_commas_is_not_a_table() {
     let lines = ["Hello, world, again", "This is prose.", "More, prose here"];
     assert!(!looks_like_csv(&lines));
 }
+
+#[test]
+fn a_trace_of_calls_with_their_arguments_is_no_table() {
+    // A tool's trace prints each call with its arguments apart by commas: as many commas on
+    // every line, but each inside the call's parentheses.
+    let mut text = String::from("building file list\n");
+    for (name, depth) in [
+        ("src", 2),
+        ("dist", 2),
+        ("dist/app.js", 3),
+        ("README.md", 2),
+    ] {
+        text.push_str(&format!("[sender] make_file({name},*,{depth})\n"));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!looks_like_csv(&lines));
+    // A header that names a unit in parentheses is still a table's.
+    let table = "name,size (KB),owner\nalpha,12,root\nbeta,40,www\ngamma,7,root\n";
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(looks_like_csv(&lines));
+}
