@@ -5,6 +5,8 @@
 //! `Packed Size = 566`) are read the same way, after a short banner, and so are blocks of keys
 //! padded to one column of values (`linkchecker -v`: `URL        \`a.html'`, `Parent URL file:…`).
 
+use std::collections::HashMap;
+
 use super::records::{Layout, LineField, LineRecord, LineRecords, trimmed};
 use crate::methods::extract::doc;
 
@@ -17,6 +19,7 @@ const MIN_SAME_FIRST_KEY: usize = 80;
 /// The share of records (in percent) that must start with one of two keys, when no one key
 /// starts most of them; each of the two starts at least [`MIN_KIND_RECORDS`].
 const MIN_TWO_KINDS_SHARE: usize = 90;
+/// The records each of those two keys must start at least.
 const MIN_KIND_RECORDS: usize = 4;
 /// A key longer than this is a sentence with a colon, not a field name.
 const MAX_KEY_BYTES: usize = 40;
@@ -118,7 +121,7 @@ fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
     if lines == 0 || records.is_empty() || other * 100 > lines * MAX_OTHER_SHARE {
         return None;
     }
-    (of_few_kinds(text, &records)).then_some(LineRecords {
+    of_few_kinds(text, &records).then_some(LineRecords {
         layout: Layout::Lines,
         header: None,
         records,
@@ -131,19 +134,22 @@ fn parse_with(text: &str, separator: Separator) -> Option<LineRecords> {
 /// Debian copyright file's `Files` stanzas and the `License` stanzas after them. A few sections
 /// of anything start with keys of their own.
 fn of_few_kinds(text: &str, records: &[LineRecord]) -> bool {
-    let first_key = |r: &LineRecord| &text[r.fields[0].key.clone()];
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    // Counted in a map: a text of many stanzas could start each with a key of its own.
+    let mut by_key: HashMap<&str, usize> = HashMap::new();
     for record in records {
-        let key = first_key(record);
-        match counts.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((key, 1)),
+        *by_key
+            .entry(&text[record.fields[0].key.clone()])
+            .or_default() += 1;
+    }
+    let (mut first, mut second) = (0, 0);
+    for &count in by_key.values() {
+        if count > first {
+            (first, second) = (count, first);
+        } else if count > second {
+            second = count;
         }
     }
-    counts.sort_unstable_by_key(|c| std::cmp::Reverse(c.1));
     let n = records.len();
-    let first = counts[0].1;
-    let second = counts.get(1).map_or(0, |c| c.1);
     first * 100 >= n * MIN_SAME_FIRST_KEY
         || (second >= MIN_KIND_RECORDS && (first + second) * 100 >= n * MIN_TWO_KINDS_SHARE)
 }
